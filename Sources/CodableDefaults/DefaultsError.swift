@@ -1,0 +1,103 @@
+/// An error from a ``Defaults`` store: what went wrong, and where.
+///
+/// Every failure of the library reaches you as a `DefaultsError`, either thrown or passed to the store's
+/// error handler (``Defaults/onError``). It carries the context needed to act on it: the file's path, the key,
+/// the line and column in the file, and the operating system's error number, each where it applies.
+///
+/// Compare errors by ``code``; new codes may be added in later versions, so a `switch` over codes needs a
+/// `default` case.
+///
+/// ```swift
+/// do {
+///     let defaults = try Defaults(url: url)
+/// } catch let error where error.code == .invalidJSON {
+///     print("\(error.path ?? "?"):\(error.line ?? 0):\(error.column ?? 0): \(error.message)")
+/// }
+/// ```
+public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of a ``DefaultsError``.
+    ///
+    /// A struct rather than an enum so that codes can be added without breaking existing `switch` statements.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's stable name, for logs and scripts.
+        public let rawValue: String
+
+        /// Creates a code from its name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The code's name.
+        public var description: String { rawValue }
+
+        /// The store file exists but could not be opened or read (see ``DefaultsError/errno``).
+        public static let readFailed = Code(rawValue: "readFailed")
+        /// The store file is not valid JSON, or its top level is not an object; line and column say where.
+        public static let invalidJSON = Code(rawValue: "invalidJSON")
+        /// The store file is larger than the configured limit.
+        public static let fileTooLarge = Code(rawValue: "fileTooLarge")
+        /// The store path names something that is not a regular file (a directory, FIFO or device).
+        public static let notARegularFile = Code(rawValue: "notARegularFile")
+        /// Writing the store file failed; the old file is unchanged and the changes stay pending.
+        public static let writeFailed = Code(rawValue: "writeFailed")
+        /// A stored value is not valid for the type it was read as; the stored value is kept untouched.
+        public static let decodingFailed = Code(rawValue: "decodingFailed")
+        /// A value could not be encoded as JSON; it was not stored.
+        public static let encodingFailed = Code(rawValue: "encodingFailed")
+        /// A path or name given to the API is not acceptable.
+        public static let invalidArgument = Code(rawValue: "invalidArgument")
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// A sentence a person can act on. ``description`` adds the path, key and position to it.
+    public var message: String
+    /// The store file's path, when the error concerns a file.
+    public var path: String?
+    /// The key concerned, when the error concerns one key.
+    public var key: String?
+    /// The 1-based line in the file where the problem is, for parse errors.
+    public var line: Int?
+    /// The 1-based column (in characters) in the file where the problem is, for parse errors.
+    public var column: Int?
+    /// The operating system's error number (`errno`), when a system call failed.
+    public var errno: Int32?
+
+    /// Creates an error. The library creates these; the initializer is public so tests and wrappers can too.
+    ///
+    /// - Parameters:
+    ///   - code: What went wrong.
+    ///   - message: A sentence a person can act on.
+    ///   - path: The file concerned, if any.
+    ///   - key: The key concerned, if any.
+    ///   - line: The 1-based line in the file, if known.
+    ///   - column: The 1-based column in the file, if known.
+    ///   - errno: The system error number, if a system call failed.
+    public init(
+        _ code: Code, _ message: String, path: String? = nil, key: String? = nil, line: Int? = nil,
+        column: Int? = nil, errno: Int32? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.path = path
+        self.key = key
+        self.line = line
+        self.column = column
+        self.errno = errno
+    }
+
+    /// The error as one line: `path:line:column: key "k": message (errno N)`, leaving out what does not apply.
+    public var description: String {
+        var text = ""
+        if let path {
+            text += path
+            if let line {
+                text += ":\(line)"
+                if let column { text += ":\(column)" }
+            }
+            text += ": "
+        }
+        if let key { text += "key \"\(key)\": " }
+        text += message
+        if let errno { text += " (errno \(errno))" }
+        return text
+    }
+}

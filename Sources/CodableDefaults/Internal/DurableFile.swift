@@ -1,0 +1,320 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// What identifies one version of a file on disk: if any of these changed, the file was rewritten.
+struct FileIdentity: Equatable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modified: Int64
+
+    init(_ info: stat) {
+        device = UInt64(truncatingIfNeeded: info.st_dev)
+        inode = UInt64(truncatingIfNeeded: info.st_ino)
+        size = Int64(info.st_size)
+        modified = Sys.modificationTime(info)
+    }
+}
+
+/// POSIX file operations for one store file: a bounded read, the durable atomic write, the sidecar lock
+/// and the clean-up of temporary files left by a crash.
+///
+/// Every failure is a ``DefaultsError`` naming the path and the `errno`. Nothing here retries a failed
+/// `fsync` on the same file: after a failed `fsync` the kernel may have dropped the dirty pages, so the
+/// temporary file is discarded and the next save starts over.
+struct DurableFile: Sendable {
+    /// The store file's absolute path.
+    let path: String
+    /// The directory holding it.
+    let directory: String
+    /// The file's last path component.
+    let name: String
+
+    /// Creates the file layer for an absolute path. Nothing is touched on disk.
+    init(path: String) {
+        self.path = path
+        if let slash = path.lastIndex(of: "/") {
+            let dir = String(path[..<slash])
+            directory = dir.isEmpty ? "/" : dir
+            name = String(path[path.index(after: slash)...])
+        } else {
+            directory = "."
+            name = path
+        }
+    }
+
+    /// The sidecar lock file's path: `.<name>.lock` beside the store file.
+    var lockPath: String { directory + "/." + name + ".lock" }
+
+    /// The prefix shared by this file's temporary files: `.<name>.`; they end in `.tmp`.
+    private var temporaryPrefix: String { "." + name + "." }
+
+    private func failure(_ code: DefaultsError.Code, _ what: String, errno: Int32, path: String? = nil)
+        -> DefaultsError
+    {
+        DefaultsError(code, "\(what): \(Sys.describe(errno))", path: path ?? self.path, errno: errno)
+    }
+
+    /// Returns the identity of the file now on disk, or `nil` if there is none.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/readFailed`` if `stat` fails for another reason than a missing file.
+    func currentIdentity() throws(DefaultsError) -> FileIdentity? {
+        var info = stat()
+        if stat(path, &info) != 0 {
+            let code = Sys.errno
+            if code == ENOENT || code == ENOTDIR { return nil }
+            throw failure(.readFailed, "cannot inspect the store file", errno: code)
+        }
+        return FileIdentity(info)
+    }
+
+    /// Reads the whole file, refusing anything that is not a regular file or is larger than `maxSize` bytes.
+    ///
+    /// - Returns: The bytes and the identity of the version read, or `nil` when no file exists at the path.
+    /// - Throws: ``DefaultsError`` with code `readFailed`, `notARegularFile` or `fileTooLarge`.
+    func read(maxSize: Int) throws(DefaultsError) -> (bytes: [UInt8], identity: FileIdentity)? {
+        // O_NONBLOCK so that a FIFO planted at the path cannot block the open; it is refused below.
+        let fd = Sys.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        if fd < 0 {
+            let code = Sys.errno
+            if code == ENOENT || code == ENOTDIR { return nil }
+            throw failure(.readFailed, "cannot open the store file", errno: code)
+        }
+        defer { close(fd) }
+        var info = stat()
+        if fstat(fd, &info) != 0 { throw failure(.readFailed, "cannot inspect the store file", errno: Sys.errno) }
+        guard Sys.isRegular(info.st_mode) else {
+            throw DefaultsError(
+                .notARegularFile, "the store path is not a regular file (a directory, FIFO or device)", path: path)
+        }
+        let size = Int(info.st_size)
+        guard size <= maxSize else {
+            throw DefaultsError(
+                .fileTooLarge, "the store file is \(size) bytes, over the limit of \(maxSize) bytes", path: path)
+        }
+        var bytes = [UInt8](repeating: 0, count: size + 1)
+        var count = 0
+        while true {
+            if count == bytes.count {
+                guard bytes.count <= maxSize else {
+                    throw DefaultsError(
+                        .fileTooLarge, "the store file grew over the limit of \(maxSize) bytes while being read",
+                        path: path)
+                }
+                bytes.append(contentsOf: repeatElement(0, count: max(4096, bytes.count)))
+            }
+            let result = bytes.withUnsafeMutableBytes { buffer in
+                systemRead(fd, buffer.baseAddress! + count, buffer.count - count)
+            }
+            if result < 0 {
+                let code = Sys.errno
+                if code == EINTR { continue }
+                throw failure(.readFailed, "cannot read the store file", errno: code)
+            }
+            if result == 0 { break }
+            count += result
+        }
+        bytes.removeSubrange(count...)
+        return (bytes, FileIdentity(info))
+    }
+
+    /// Creates the store's directory and any missing parents, with mode 0700.
+    func createDirectory() throws(DefaultsError) {
+        var info = stat()
+        if stat(directory, &info) == 0 {
+            guard Sys.isDirectory(info.st_mode) else {
+                throw DefaultsError(
+                    .writeFailed, "the store's directory is not a directory", path: directory, errno: ENOTDIR)
+            }
+            return
+        }
+        var current = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            current += "/" + component
+            if mkdir(current, 0o700) != 0 {
+                let code = Sys.errno
+                if code == EEXIST { continue }
+                throw failure(.writeFailed, "cannot create the store's directory", errno: code, path: current)
+            }
+        }
+    }
+
+    /// Writes `bytes` as the new content of the file, atomically and durably.
+    ///
+    /// The recipe: the bytes go to a new temporary file in the same directory (`O_CREAT|O_EXCL|O_NOFOLLOW`),
+    /// which gets the old file's mode (0600 for a new file), is fully written, `fsync`ed and closed, then
+    /// renamed over the store file; last the directory is `fsync`ed. At every instant the path holds the
+    /// complete old or the complete new file. On failure the temporary file is removed and the old file is
+    /// untouched (unless only the final directory `fsync` failed: then the new file is in place but may not
+    /// survive a power loss).
+    ///
+    /// - Returns: The identity of the file written.
+    /// - Throws: ``DefaultsError/Code-swift.struct/writeFailed`` with the path and `errno`.
+    func write(_ bytes: [UInt8]) throws(DefaultsError) -> FileIdentity {
+        try createDirectory()
+        var mode: mode_t = 0o600
+        var existing = stat()
+        if stat(path, &existing) == 0 {
+            guard Sys.isRegular(existing.st_mode) else {
+                throw DefaultsError(
+                    .notARegularFile, "the store path is not a regular file (a directory, FIFO or device)",
+                    path: path)
+            }
+            mode = existing.st_mode & 0o7777
+        }
+        let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let temporary = directory + "/" + temporaryPrefix + String(getpid()) + "." + random + ".tmp"
+        let fd = Sys.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd < 0 {
+            throw failure(.writeFailed, "cannot create a temporary file beside the store file", errno: Sys.errno)
+        }
+        var open = true
+        func discard() {
+            if open { close(fd) }
+            unlink(temporary)
+        }
+        if fchmod(fd, mode) != 0 {
+            let code = Sys.errno
+            discard()
+            throw failure(.writeFailed, "cannot set the mode of the temporary file", errno: code)
+        }
+        var offset = 0
+        let writeError: Int32? = bytes.withUnsafeBytes { buffer in
+            while offset < buffer.count {
+                let written = systemWrite(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if Sys.errno == EINTR { continue }
+                    return Sys.errno
+                }
+                offset += written
+            }
+            return nil
+        }
+        if let writeError {
+            discard()
+            throw failure(.writeFailed, "cannot write the temporary file", errno: writeError)
+        }
+        if Sys.fullSync(fd) != 0 {
+            let code = Sys.errno
+            discard()
+            throw failure(.writeFailed, "cannot flush the temporary file to disk (fsync)", errno: code)
+        }
+        var info = stat()
+        if fstat(fd, &info) != 0 {
+            let code = Sys.errno
+            discard()
+            throw failure(.writeFailed, "cannot inspect the temporary file", errno: code)
+        }
+        open = false
+        if close(fd) != 0 {
+            let code = Sys.errno
+            discard()
+            throw failure(.writeFailed, "cannot close the temporary file", errno: code)
+        }
+        if rename(temporary, path) != 0 {
+            let code = Sys.errno
+            discard()
+            throw failure(.writeFailed, "cannot rename the temporary file over the store file", errno: code)
+        }
+        try syncDirectory()
+        return FileIdentity(info)
+    }
+
+    /// `fsync`s the directory so that a rename in it survives a power loss.
+    private func syncDirectory() throws(DefaultsError) {
+        let fd = Sys.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 {
+            throw failure(.writeFailed, "cannot open the store's directory to flush it", errno: Sys.errno)
+        }
+        defer { close(fd) }
+        if fsync(fd) != 0 {
+            let code = Sys.errno
+            // Some file systems cannot fsync a directory; they give EINVAL. The rename is then as durable
+            // as they can make it.
+            if code != EINVAL {
+                throw failure(.writeFailed, "cannot flush the store's directory to disk (fsync)", errno: code)
+            }
+        }
+    }
+
+    /// Opens (creating it with mode 0600 if needed) and exclusively locks the sidecar lock file.
+    ///
+    /// The lock is an advisory `flock`: the kernel releases it when the holder closes the descriptor or dies.
+    ///
+    /// - Returns: The descriptor holding the lock; pass it to ``unlock(_:)``.
+    func lock() throws(DefaultsError) -> Int32 {
+        let fd = Sys.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if fd < 0 { throw failure(.writeFailed, "cannot open the lock file", errno: Sys.errno, path: lockPath) }
+        if Sys.lockExclusive(fd) != 0 {
+            let code = Sys.errno
+            close(fd)
+            throw failure(.writeFailed, "cannot lock the lock file", errno: code, path: lockPath)
+        }
+        return fd
+    }
+
+    /// Releases a lock taken with ``lock()``.
+    func unlock(_ fd: Int32) {
+        Sys.unlock(fd)
+        close(fd)
+    }
+
+    /// The names of temporary files of this store file left in its directory (by a crashed writer).
+    func leftoverTemporaries() -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        let prefix = temporaryPrefix
+        while let entry = readdir(dir) {
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if entryName.hasPrefix(prefix) && entryName.hasSuffix(".tmp") { names.append(entryName) }
+        }
+        return names
+    }
+
+    /// Removes temporary files left by a crashed writer. Call it holding the lock: every live writer holds the
+    /// lock while its temporary file exists, so any temporary file seen under the lock is a leftover.
+    ///
+    /// - Returns: How many files were removed.
+    /// - Throws: ``DefaultsError/Code-swift.struct/writeFailed`` if one cannot be removed.
+    func removeLeftoverTemporaries() throws(DefaultsError) -> Int {
+        var removed = 0
+        for entry in leftoverTemporaries() {
+            let full = directory + "/" + entry
+            if unlink(full) != 0 {
+                let code = Sys.errno
+                if code == ENOENT { continue }
+                throw failure(.writeFailed, "cannot remove a leftover temporary file", errno: code, path: full)
+            }
+            removed += 1
+        }
+        return removed
+    }
+}
+
+extension DurableFile {
+    /// `path` with symbolic links resolved: the file's own real path when it exists, else its directory's
+    /// real path and its name, else `path` unchanged. Two spellings of one file give one path, so one process
+    /// keeps one store per file.
+    static func canonicalPath(_ path: String) -> String {
+        if let resolved = realPath(path) { return resolved }
+        let file = DurableFile(path: path)
+        if let directory = realPath(file.directory) {
+            return (directory == "/" ? "" : directory) + "/" + file.name
+        }
+        return path
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
