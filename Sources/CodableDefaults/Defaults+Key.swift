@@ -1,0 +1,127 @@
+extension Defaults {
+    /// The namespace for your typed keys, and the common base of every ``Defaults/Key``.
+    ///
+    /// Declare keys as static members of an extension, so they can be written with a leading dot:
+    ///
+    /// ```swift
+    /// extension Defaults.Keys {
+    ///     static let volume = Defaults.Key<Double>("volume", default: 0.5)
+    /// }
+    /// defaults[.volume] = 0.8
+    /// ```
+    ///
+    /// A key is an immutable object: `Sendable`, usable with any number of stores, from any thread. The store
+    /// uses the key object's identity to find its cached value quickly, so declare keys once (as `static let`)
+    /// rather than creating a new key object for every access.
+    public class Keys: @unchecked Sendable {
+        /// The string the value is stored under: the member name in the JSON file. Any string works, dots and
+        /// slashes included.
+        public let name: String
+
+        /// A number unique to this key object for the life of the process; the store's cache is indexed by it.
+        let id: Int
+
+        init(name: String) {
+            self.name = name
+            self.id = KeyIdentity.next()
+        }
+    }
+
+    /// A typed key: a name, a value type, and the value read when nothing is stored.
+    ///
+    /// ```swift
+    /// extension Defaults.Keys {
+    ///     static let volume = Defaults.Key<Double>("volume", default: 0.5)
+    ///     static let token = Defaults.Key<String?>("token")  // optional: default nil
+    /// }
+    /// ```
+    ///
+    /// `Value` may be any `Codable & Sendable` type. When it is also `Equatable`, setting a value equal to the
+    /// current one changes nothing and writes nothing. Two key objects with the same name share the stored
+    /// value; each reads it as its own type.
+    public final class Key<Value: Codable & Sendable>: Keys, @unchecked Sendable {
+        /// The value read when the store holds no value for the key (or holds one that does not decode).
+        public let defaultValue: Value
+
+        /// Compares two values when `Value` is `Equatable`.
+        let isEqual: (@Sendable (Value, Value) -> Bool)?
+
+        /// Whether `Value` is an `Optional`, whose `nil` means "remove the stored value".
+        let isOptional: Bool
+
+        init(name: String, defaultValue: Value, isEqual: (@Sendable (Value, Value) -> Bool)?) {
+            self.defaultValue = defaultValue
+            self.isEqual = isEqual
+            self.isOptional = Value.self is any OptionalValue.Type
+            super.init(name: name)
+        }
+
+        /// Creates a key.
+        ///
+        /// - Parameters:
+        ///   - name: The name the value is stored under.
+        ///   - defaultValue: The value read when nothing is stored.
+        public convenience init(_ name: String, default defaultValue: Value) {
+            self.init(name: name, defaultValue: defaultValue, isEqual: nil)
+        }
+
+        /// Whether `value` is `nil` (only ever true for an optional `Value`).
+        @inline(__always)
+        func isNil(_ value: Value) -> Bool {
+            guard isOptional, let optional = value as? any OptionalValue else { return false }
+            return optional.isNil
+        }
+    }
+}
+
+extension Defaults.Key where Value: Equatable {
+    /// Creates a key for an `Equatable` value: setting a value equal to the current one is not a change.
+    ///
+    /// - Parameters:
+    ///   - name: The name the value is stored under.
+    ///   - defaultValue: The value read when nothing is stored.
+    public convenience init(_ name: String, default defaultValue: Value) {
+        self.init(name: name, defaultValue: defaultValue, isEqual: { $0 == $1 })
+    }
+}
+
+extension Defaults.Key {
+    /// Creates a key for an optional value whose default is `nil`. Setting `nil` removes the stored value.
+    ///
+    /// - Parameter name: The name the value is stored under.
+    public convenience init<Wrapped>(_ name: String) where Value == Wrapped? {
+        self.init(name: name, defaultValue: nil, isEqual: nil)
+    }
+
+    /// Creates a key for an optional `Equatable` value whose default is `nil`. Setting `nil` removes the
+    /// stored value.
+    ///
+    /// - Parameter name: The name the value is stored under.
+    public convenience init<Wrapped: Equatable>(_ name: String) where Value == Wrapped? {
+        self.init(name: name, defaultValue: nil, isEqual: { $0 == $1 })
+    }
+}
+
+/// Lets the store tell whether a value of a generic type is `nil`.
+protocol OptionalValue {
+    /// Whether this optional is `nil`.
+    var isNil: Bool { get }
+}
+
+extension Optional: OptionalValue {
+    var isNil: Bool { self == nil }
+}
+
+/// Hands out key identities, never reusing one.
+enum KeyIdentity {
+    private static let lock = Lock()
+    nonisolated(unsafe) private static var last = 0
+
+    /// The next unused identity.
+    static func next() -> Int {
+        lock.withLock {
+            last += 1
+            return last
+        }
+    }
+}

@@ -1,0 +1,259 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// A keyed container of `Codable` values, kept in memory and persisted in one JSON file.
+///
+/// ```swift
+/// extension Defaults.Keys {
+///     static let volume = Defaults.Key<Double>("volume", default: 0.5)
+/// }
+///
+/// let defaults = try Defaults(url: settingsURL)
+/// defaults[.volume] = 0.8          // in memory at once, on disk after 500 ms of quiet
+/// try defaults.flush()             // on disk, durably, now
+/// ```
+///
+/// ## Threads
+/// `Defaults` is a `Sendable` final class: every member may be called from any thread or task, with no
+/// actor or main-thread requirement. Reads and writes are serialized by an internal lock held only for
+/// in-memory work; file I/O and your types' `Codable` code run outside it.
+///
+/// ## Persistence
+/// Every `Defaults` opened on the same file in one process shares one in-memory store, so a write through
+/// one is visible through the other at once. Changes are written according to the ``SaveMode`` of the
+/// `Defaults` they were made through, and in any case by ``flush()``, when the last `Defaults` on the file
+/// goes away, and at normal process exit. Writes are atomic (the file always holds a complete old or new
+/// version) and durable once ``flush()`` returns. A save merges into the file what other processes saved
+/// meanwhile, key by key, under a lock on the sidecar file `.<name>.lock`.
+///
+/// ## Errors
+/// A file that exists but cannot be read or parsed makes the initializer throw, and is never written over.
+/// Failures that cannot be thrown to you (a background save, a stored value that does not decode for the
+/// subscript) go to ``onError``, which by default prints them to standard error.
+public final class Defaults: Sendable {
+    /// When changes made through a `Defaults` are written to its file.
+    public enum SaveMode: Sendable, Hashable {
+        /// Written once the store has been idle for the duration (one write after a burst of changes), and at
+        /// the latest five seconds after the first unsaved change.
+        case afterIdle(Duration)
+        /// Written, durably, before each change returns. The slowest mode; failures go to ``Defaults/onError``.
+        case immediate
+        /// Written only by ``Defaults/flush()``, when the last `Defaults` on the file goes away, and at
+        /// normal process exit.
+        case manual
+
+        /// The default mode: ``afterIdle(_:)`` with 500 milliseconds.
+        public static let `default` = SaveMode.afterIdle(.milliseconds(500))
+    }
+
+    /// The default limit on the size of a store file: 64 MiB.
+    public static let defaultMaximumFileSize = 64 << 20
+
+    /// The default limit on how deeply arrays and objects may nest in a store file: 512.
+    public static let defaultMaximumDepth = 512
+
+    let store: Store
+
+    /// When changes made through this `Defaults` are written.
+    public let saveMode: SaveMode
+
+    /// The store file's URL, or `nil` for a store made by ``inMemory()``.
+    public let url: URL?
+
+    /// Opens the store kept in the JSON file at `url`, reading the file if it exists.
+    ///
+    /// A missing file is an empty store; the file (and its directory, mode 0700) are created by the first
+    /// save, with mode 0600. If the file is already open in this process, the new `Defaults` shares its
+    /// in-memory state (and the limits it was opened with).
+    ///
+    /// - Parameters:
+    ///   - url: A file URL. A symbolic link is followed: the store reads and writes the file it points to.
+    ///   - saveMode: When changes made through this `Defaults` are written. The default writes 500 ms after
+    ///     the last of a burst of changes.
+    ///   - maximumFileSize: Files larger than this many bytes are refused.
+    ///   - maximumDepth: Files whose arrays and objects nest deeper than this are refused.
+    /// - Throws: ``DefaultsError`` when the URL is not a file URL, or the file exists but cannot be read
+    ///   (`readFailed`, `notARegularFile`, `fileTooLarge`) or parsed (`invalidJSON`, with line and column).
+    ///   Nothing is ever written to a file that failed to load.
+    public convenience init(
+        url: URL, saveMode: SaveMode = .default, maximumFileSize: Int = Defaults.defaultMaximumFileSize,
+        maximumDepth: Int = Defaults.defaultMaximumDepth
+    ) throws(DefaultsError) {
+        let path = try Self.resolve(url)
+        let store = try StoreRegistry.store(for: path) { () throws(DefaultsError) -> Store in
+            let store = Store(path: path, maxFileSize: maximumFileSize, maxDepth: maximumDepth)
+            try store.load()
+            return store
+        }
+        self.init(store: store, saveMode: saveMode, url: URL(fileURLWithPath: path))
+    }
+
+    init(store: Store, saveMode: SaveMode, url: URL?) {
+        self.store = store
+        self.saveMode = saveMode
+        self.url = url
+    }
+
+    /// Makes a store that lives in memory only and never touches the disk: for tests and previews.
+    ///
+    /// Each call makes a new, empty, independent store. ``flush()`` and ``reload()`` do nothing.
+    public static func inMemory() -> Defaults {
+        Defaults(store: Store(path: nil, maxFileSize: 0, maxDepth: defaultMaximumDepth), saveMode: .manual, url: nil)
+    }
+
+    /// An absolute, symlink-free path for a file URL.
+    private static func resolve(_ url: URL) throws(DefaultsError) -> String {
+        guard url.isFileURL else {
+            throw DefaultsError(.invalidArgument, "the store's URL is not a file URL: \(url)")
+        }
+        var path = url.standardizedFileURL.path
+        guard !path.isEmpty, !path.hasSuffix("/") else {
+            throw DefaultsError(.invalidArgument, "the store's URL names a directory, not a file", path: path)
+        }
+        if !path.hasPrefix("/") {
+            path = FileManager.default.currentDirectoryPath + "/" + path
+        }
+        return DurableFile.canonicalPath(path)
+    }
+
+    /// Receives the errors that cannot be thrown to a caller: a failed background or `.immediate` save, a
+    /// stored value that does not decode for the subscript.
+    ///
+    /// Shared by every `Defaults` on the same file. Called on the thread where the error happened (the
+    /// store's own queue for background saves), never while the store's lock is held, so it may use the
+    /// store. The default prints the error to standard error.
+    public var onError: @Sendable (DefaultsError) -> Void {
+        get { store.onError }
+        set { store.onError = newValue }
+    }
+
+    /// The value for `key`: the stored value, or the key's default when nothing is stored.
+    ///
+    /// Reading a value already read is a lock and a lookup; a stored value is decoded at most once per key
+    /// object until it changes. Setting stores the value in memory at once and writes it according to
+    /// ``saveMode``; setting `nil` for an optional key removes the stored value.
+    ///
+    /// If the stored value does not decode as `Value`, the getter returns the key's default and reports the
+    /// error to ``onError`` (once per stored value); the stored value stays in the file untouched until the
+    /// key is set or removed. Use ``value(for:)`` to get the error thrown instead.
+    public subscript<Value>(key: Key<Value>) -> Value {
+        get { store.value(for: key) }
+        set { changed(store.set(newValue, for: key), name: key.name) }
+    }
+
+    /// The value for `key`, throwing when the stored value does not decode (the loud read).
+    ///
+    /// - Returns: The stored value, or the key's default when nothing is stored.
+    /// - Throws: ``DefaultsError/Code-swift.struct/decodingFailed`` with the key and what did not match.
+    ///   The stored value is left untouched.
+    public func value<Value>(for key: Key<Value>) throws(DefaultsError) -> Value {
+        try store.checkedValue(for: key)
+    }
+
+    /// Stores `value` for `key`, encoding it now so an encoding failure is thrown (the loud write).
+    ///
+    /// The subscript encodes lazily, at the next save; use this when a value's `encode(to:)` can fail.
+    /// The value is written according to ``saveMode``; with `.immediate` a failed save is thrown too.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` (nothing is stored), or with `.immediate`
+    ///   the save's error (the value stays stored in memory and pending).
+    public func set<Value>(_ value: Value, for key: Key<Value>) throws(DefaultsError) {
+        let outcome: Store.Outcome
+        if key.isNil(value) {
+            outcome = store.remove(key.name)
+        } else {
+            let fragment = try Codec.encode(value, key: key.name, encoder: Codec.makeEncoder())
+            outcome = store.set(fragment: fragment, value: value, for: key)
+        }
+        guard outcome != .unchanged else { return }
+        defer { if outcome == .changedObserved { store.notify([key.name]) } }
+        try save()
+    }
+
+    /// Removes the stored values for `keys`: reads return the keys' defaults again.
+    ///
+    /// - Parameter keys: The keys to reset.
+    public func reset(_ keys: Keys...) {
+        reset(keys)
+    }
+
+    /// Removes the stored values for `keys`: reads return the keys' defaults again.
+    ///
+    /// - Parameter keys: The keys to reset.
+    public func reset(_ keys: [Keys]) {
+        var names = Set<String>()
+        for key in keys where store.remove(key.name) != .unchanged { names.insert(key.name) }
+        guard !names.isEmpty else { return }
+        saveReporting()
+        store.notify(names)
+    }
+
+    /// Whether the store holds a value for `key` (rather than serving its default).
+    public func hasStoredValue(_ key: Keys) -> Bool {
+        store.hasStoredValue(key.name)
+    }
+
+    /// The names of the stored keys, sorted as in the file (by UTF-8 bytes).
+    public var keys: [String] { store.keys }
+
+    /// Removes every stored value; reads return defaults. Written according to ``saveMode``.
+    public func removeAll() {
+        let names = store.removeAll()
+        guard !names.isEmpty else { return }
+        saveReporting()
+        store.notify(names)
+    }
+
+    /// Re-reads the file, so changes other processes saved become visible. Unsaved changes made in this
+    /// process are kept on top.
+    ///
+    /// - Throws: ``DefaultsError`` when the file cannot be read or parsed; the store then keeps its current
+    ///   state, and no save writes over the file until it reads correctly again.
+    public func reload() throws(DefaultsError) {
+        try store.reload()
+    }
+
+    /// Writes every unsaved change to the file and returns once it is durable (survives a power loss).
+    ///
+    /// Changes made through any `Defaults` on the same file are included. Does nothing for an in-memory
+    /// store or when nothing changed.
+    ///
+    /// - Throws: ``DefaultsError`` (`writeFailed` with the path and `errno`, or the error of a file that
+    ///   changed on disk and no longer parses). The file is then unchanged and every change stays pending
+    ///   for the next save.
+    public func flush() throws(DefaultsError) {
+        try store.save()
+    }
+
+    /// Applies the save mode and notifies observers after a change of one key.
+    @inline(__always)
+    private func changed(_ outcome: Store.Outcome, name: String) {
+        switch outcome {
+        case .unchanged:
+            return
+        case .changed:
+            saveReporting()
+        case .changedObserved:
+            saveReporting()
+            store.notify([name])
+        }
+    }
+
+    /// Applies the save mode after a change, reporting a failed `.immediate` save to ``onError``.
+    func saveReporting() {
+        do { try save() } catch { store.report(error) }
+    }
+
+    /// Applies the save mode after a change, throwing a failed `.immediate` save.
+    private func save() throws(DefaultsError) {
+        guard store.file != nil else { return }
+        switch saveMode {
+        case .immediate: try store.save()
+        case .afterIdle(let delay): store.scheduleSave(after: delay)
+        case .manual: break
+        }
+    }
+}

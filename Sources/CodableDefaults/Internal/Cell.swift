@@ -1,0 +1,86 @@
+/// What the store holds for one name.
+enum StoredValue {
+    /// Nothing is stored: reads give the default.
+    case absent
+    /// A JSON fragment, compact, as read from the file or encoded at a save.
+    case raw([UInt8])
+    /// A value set since the last save, to be encoded at the next one.
+    case pending(any Encodable & Sendable)
+
+    /// Whether something is stored.
+    var isPresent: Bool {
+        if case .absent = self { return false }
+        return true
+    }
+}
+
+/// Everything the store knows about one name. One cell exists per name ever used in a store and lives as
+/// long as the store, so typed caches can point at it. Every field is guarded by the store's lock.
+final class Cell {
+    /// The key name.
+    let name: String
+    /// The stored value.
+    var stored: StoredValue = .absent
+    /// Bumped at every change of ``stored``; a cached decoded value is valid while its version matches.
+    var version: UInt64 = 0
+    /// The fragment the file held for this name when the store last read or wrote it (`nil`: no member).
+    var saved: [UInt8]?
+    /// Whether ``stored`` differs from the file (a set or removal not yet written).
+    var isDirty = false
+    /// Whether the cell is in the store's sorted member order.
+    var isOrdered = false
+    /// Whether the cell waits in the store's list of names to add to the order.
+    var isQueued = false
+    /// The observers of this name.
+    var observers: [Observer] = []
+    /// `  "name": ` as bytes, made once.
+    private var memberPrefix: [UInt8]?
+
+    init(name: String) {
+        self.name = name
+    }
+
+    /// The bytes that introduce this member in the file: two spaces, the quoted name, a colon and a space.
+    var prefix: [UInt8] {
+        if let memberPrefix { return memberPrefix }
+        var bytes: [UInt8] = [0x20, 0x20]
+        Document.appendQuoted(name, to: &bytes)
+        bytes.append(contentsOf: [0x3A, 0x20])
+        memberPrefix = bytes
+        return bytes
+    }
+}
+
+/// A typed cache of one key object's decoded value, valid while ``version`` equals the cell's version.
+class AnySlot {
+    /// The cell the value was decoded from.
+    let cell: Cell
+    /// The cell's version when the value was decoded.
+    var version: UInt64
+
+    init(cell: Cell, version: UInt64) {
+        self.cell = cell
+        self.version = version
+    }
+}
+
+/// The typed cache for a key of type `Value`. The store only ever looks a slot up by the identity of the key
+/// that made it, so the downcast from ``AnySlot`` to the key's own `Value` is always right.
+final class Slot<Value>: AnySlot {
+    /// The decoded value, or the key's default when nothing is stored or the stored value did not decode.
+    var value: Value
+    /// Why the stored value did not decode, if it did not.
+    var error: DefaultsError?
+
+    init(cell: Cell, version: UInt64, value: Value, error: DefaultsError?) {
+        self.value = value
+        self.error = error
+        super.init(cell: cell, version: version)
+    }
+}
+
+/// Orders names as the file does: by their UTF-8 bytes.
+@inline(__always)
+func precedesInFile(_ lhs: String, _ rhs: String) -> Bool {
+    lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+}

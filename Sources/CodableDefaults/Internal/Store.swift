@@ -1,0 +1,658 @@
+import Dispatch
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// The in-memory state of one store file, shared by every ``Defaults`` opened on that file in this process.
+///
+/// All state is guarded by ``lock``; saves are serialized by ``saveLock``, which is taken before ``lock``
+/// and held during file I/O. No user code (encoders, decoders, error handlers) runs while ``lock`` is held.
+final class Store: @unchecked Sendable {
+    /// The file layer, or `nil` for an in-memory store.
+    let file: DurableFile?
+    /// The size limit for reading the file.
+    let maxFileSize: Int
+    /// The nesting limit for parsing the file.
+    let maxDepth: Int
+
+    let lock = Lock()
+    private let saveLock = Lock()
+    private let queue: DispatchQueue
+
+    // Guarded by `lock`.
+    private var cells: [String: Cell] = [:]
+    private var slots: [Int: AnySlot] = [:]
+    /// Cells whose `isDirty` is set (and, between saves, some whose flag was cleared).
+    private var dirty: [Cell] = []
+    /// The stored cells in file order, as of the last save or load (some may have been removed since).
+    private var order: [Cell] = []
+    /// Cells stored since the last save that are not in `order`.
+    private var queued: [Cell] = []
+    /// The identity of the file as this store last read or wrote it; `nil` when there was no file.
+    private var diskIdentity: FileIdentity?
+    /// Observers of every change, for `observeAll`.
+    private var allObservers: [AllObserver] = []
+    /// How many observers are registered (for tests).
+    private(set) var observerCount = 0
+    private var errorHandler: @Sendable (DefaultsError) -> Void = Store.printError
+    private var timer = SaveTimer()
+    /// How many times the file was written (for tests and benchmarks).
+    private(set) var writeCount = 0
+
+    /// Makes an empty store for `path`, or an in-memory store when `path` is `nil`. Reads nothing: call
+    /// ``load()`` next.
+    init(path: String?, maxFileSize: Int, maxDepth: Int) {
+        self.file = path.map(DurableFile.init(path:))
+        self.maxFileSize = maxFileSize
+        self.maxDepth = maxDepth
+        self.queue = DispatchQueue(label: "CodableDefaults.Store")
+    }
+
+    /// Reads the file if it exists, and removes temporary files a crashed writer left beside it.
+    ///
+    /// - Throws: ``DefaultsError`` when the file exists but cannot be read or parsed.
+    func load() throws(DefaultsError) {
+        guard let file else { return }
+        if let (members, identity) = try readFile(file) {
+            apply(members)
+            diskIdentity = identity
+        }
+        if !file.leftoverTemporaries().isEmpty {
+            do {
+                let fd = try file.lock()
+                defer { file.unlock(fd) }
+                _ = try file.removeLeftoverTemporaries()
+            } catch {
+                report(error)
+            }
+        }
+    }
+
+    deinit {
+        if file != nil && lock.withLock({ !dirty.isEmpty }) {
+            do { try save() } catch { report(error) }
+        }
+    }
+
+    // MARK: Errors
+
+    /// The default error handler: one line on standard error.
+    static let printError: @Sendable (DefaultsError) -> Void = { error in
+        Sys.printToStandardError("CodableDefaults: \(error)\n")
+    }
+
+    /// The handler that receives errors no caller can be thrown to.
+    var onError: @Sendable (DefaultsError) -> Void {
+        get { lock.withLock { errorHandler } }
+        set { lock.withLock { errorHandler = newValue } }
+    }
+
+    /// Passes an error to the handler, outside the lock.
+    func report(_ error: DefaultsError) {
+        let handler = lock.withLock { errorHandler }
+        handler(error)
+    }
+
+    // MARK: Reading
+
+    /// The value for `key`: cached, decoded, or the default.
+    @inline(__always)
+    func value<Value>(for key: Defaults.Key<Value>) -> Value {
+        lock.lock()
+        if let any = slots[key.id] {
+            let slot = unsafeDowncast(any, to: Slot<Value>.self)
+            if slot.version == slot.cell.version {
+                let value = slot.value
+                lock.unlock()
+                return value
+            }
+        }
+        lock.unlock()
+        return resolve(key).value
+    }
+
+    /// The value for `key`, or the error that made it fall back to the default.
+    func checkedValue<Value>(for key: Defaults.Key<Value>) throws(DefaultsError) -> Value {
+        let (value, error) = resolve(key)
+        if let error { throw error }
+        return value
+    }
+
+    /// Finds the value for `key` through the cache, decoding the stored fragment (outside the lock) when the
+    /// cache is stale. Reports a decoding error once per stored version.
+    private func resolve<Value>(_ key: Defaults.Key<Value>) -> (value: Value, error: DefaultsError?) {
+        while true {
+            lock.lock()
+            let cell = cell(named: key.name)
+            if let any = slots[key.id] {
+                let slot = unsafeDowncast(any, to: Slot<Value>.self)
+                if slot.version == cell.version {
+                    let result = (slot.value, slot.error)
+                    lock.unlock()
+                    return result
+                }
+            }
+            let version = cell.version
+            let stored = cell.stored
+            lock.unlock()
+
+            var value = key.defaultValue
+            var error: DefaultsError?
+            switch stored {
+            case .absent:
+                break
+            case .pending(let pending):
+                if let typed = pending as? Value {
+                    value = typed
+                } else {
+                    do {
+                        let fragment = try Codec.encode(pending, key: key.name, encoder: Codec.makeEncoder())
+                        value = try Codec.decode(Value.self, from: fragment, key: key.name, path: file?.path)
+                    } catch let failure {
+                        error = failure
+                    }
+                }
+            case .raw(let fragment):
+                do {
+                    value = try Codec.decode(Value.self, from: fragment, key: key.name, path: file?.path)
+                } catch let failure {
+                    error = failure
+                }
+            }
+
+            lock.lock()
+            guard cell.version == version else {
+                // Changed while decoding: decode the newer value.
+                lock.unlock()
+                continue
+            }
+            slots[key.id] = Slot(cell: cell, version: version, value: value, error: error)
+            lock.unlock()
+            if let error { report(error) }
+            return (value, error)
+        }
+    }
+
+    /// Decodes a value that is not (yet) in the store as `key`'s type, outside any cache; reports a failure
+    /// and returns the default.
+    func decodeDetached<Value>(_ fragment: [UInt8], as key: Defaults.Key<Value>) -> Value {
+        do {
+            return try Codec.decode(Value.self, from: fragment, key: key.name, path: file?.path)
+        } catch {
+            report(error)
+            return key.defaultValue
+        }
+    }
+
+    /// Converts a value of another type to `key`'s type through JSON; reports a failure and returns the
+    /// default.
+    func decodeDetached<Value>(_ value: any Encodable & Sendable, as key: Defaults.Key<Value>) -> Value {
+        do {
+            let fragment = try Codec.encode(value, key: key.name, encoder: Codec.makeEncoder())
+            return try Codec.decode(Value.self, from: fragment, key: key.name, path: file?.path)
+        } catch {
+            report(error)
+            return key.defaultValue
+        }
+    }
+
+    /// Whether a value is stored under `name` (set and not yet saved counts).
+    func hasStoredValue(_ name: String) -> Bool {
+        lock.withLock { cells[name]?.stored.isPresent ?? false }
+    }
+
+    /// The names with a stored value, sorted as in the file.
+    var keys: [String] {
+        lock.withLock { cells.values.filter { $0.stored.isPresent }.map(\.name) }.sorted(by: precedesInFile)
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` for `key`; `nil` of an optional removes.
+    func set<Value>(_ value: Value, for key: Defaults.Key<Value>) -> Outcome {
+        if key.isNil(value) { return remove(key.name) }
+        lock.lock()
+        defer { lock.unlock() }
+        let cell = cell(named: key.name)
+        if let isEqual = key.isEqual, cell.stored.isPresent, let any = slots[key.id] {
+            let slot = unsafeDowncast(any, to: Slot<Value>.self)
+            if slot.version == cell.version && slot.error == nil && isEqual(slot.value, value) { return .unchanged }
+        }
+        store(.pending(value), in: cell)
+        if let any = slots[key.id] {
+            let slot = unsafeDowncast(any, to: Slot<Value>.self)
+            slot.value = value
+            slot.error = nil
+            slot.version = cell.version
+        } else {
+            slots[key.id] = Slot(cell: cell, version: cell.version, value: value, error: nil)
+        }
+        return outcome(cell)
+    }
+
+    /// Stores an already encoded fragment for `key` (the loud path, which encodes before storing).
+    func set<Value>(fragment: [UInt8], value: Value, for key: Defaults.Key<Value>) -> Outcome {
+        lock.lock()
+        defer { lock.unlock() }
+        let cell = cell(named: key.name)
+        if case .raw(let old) = cell.stored, old == fragment { return .unchanged }
+        store(.raw(fragment), in: cell)
+        slots[key.id] = Slot(cell: cell, version: cell.version, value: value, error: nil)
+        return outcome(cell)
+    }
+
+    /// Removes the stored value for `name`.
+    func remove(_ name: String) -> Outcome {
+        lock.withLock {
+            guard let cell = cells[name], cell.stored.isPresent else { return .unchanged }
+            store(.absent, in: cell)
+            return outcome(cell)
+        }
+    }
+
+    /// Removes every stored value. Returns the names that had one.
+    func removeAll() -> Set<String> {
+        lock.withLock {
+            var names = Set<String>()
+            for cell in cells.values where cell.stored.isPresent {
+                store(.absent, in: cell)
+                names.insert(cell.name)
+            }
+            return names
+        }
+    }
+
+    /// Applies a batch of changes at once. Returns the names whose stored state changed.
+    func commit(_ changes: [String: StoredValue]) -> Set<String> {
+        lock.withLock {
+            var names = Set<String>()
+            for (name, value) in changes {
+                let cell = cell(named: name)
+                if !value.isPresent && !cell.stored.isPresent { continue }
+                store(value, in: cell)
+                names.insert(name)
+            }
+            return names
+        }
+    }
+
+    /// What a change did, and whether anyone observes it.
+    enum Outcome {
+        case unchanged
+        case changed
+        case changedObserved
+    }
+
+    /// The outcome of changing `cell`. Call with the lock held.
+    @inline(__always)
+    private func outcome(_ cell: Cell) -> Outcome {
+        cell.observers.isEmpty && allObservers.isEmpty ? .changed : .changedObserved
+    }
+
+    /// The cell for `name`, created on first use. Call with the lock held.
+    @inline(__always)
+    private func cell(named name: String) -> Cell {
+        if let cell = cells[name] { return cell }
+        let cell = Cell(name: name)
+        cells[name] = cell
+        return cell
+    }
+
+    /// Replaces a cell's value and marks it for the next save. Call with the lock held.
+    private func store(_ value: StoredValue, in cell: Cell) {
+        cell.stored = value
+        cell.version &+= 1
+        guard file != nil else { return }
+        if !cell.isDirty {
+            cell.isDirty = true
+            dirty.append(cell)
+        }
+        if value.isPresent && !cell.isOrdered && !cell.isQueued {
+            cell.isQueued = true
+            queued.append(cell)
+        }
+    }
+
+    // MARK: Loading
+
+    /// Reads and parses the file. Returns `nil` when there is no file.
+    private func readFile(_ file: DurableFile) throws(DefaultsError) -> ([DocumentMember], FileIdentity?)? {
+        guard let (bytes, identity) = try file.read(maxSize: maxFileSize) else { return nil }
+        do {
+            return (try Document.parse(bytes, maxDepth: maxDepth), identity)
+        } catch {
+            throw DefaultsError(
+                .invalidJSON, error.message, path: file.path, key: error.key, line: error.line, column: error.column)
+        }
+    }
+
+    /// Makes the file's members the stored values of every cell without unsaved changes, and rebuilds the
+    /// member order. Returns the names whose stored value changed. Call with the lock held (or from `init`).
+    @discardableResult
+    private func apply(_ members: [DocumentMember]) -> Set<String> {
+        var incoming: [String: [UInt8]] = [:]
+        incoming.reserveCapacity(members.count)
+        for member in members { incoming[member.key] = member.value }
+        var changed = Set<String>()
+        for cell in cells.values where incoming[cell.name] == nil {
+            cell.saved = nil
+            if !cell.isDirty && cell.stored.isPresent {
+                cell.stored = .absent
+                cell.version &+= 1
+                changed.insert(cell.name)
+            }
+        }
+        for (name, fragment) in incoming {
+            let cell = cell(named: name)
+            cell.saved = fragment
+            guard !cell.isDirty else { continue }
+            if case .raw(let current) = cell.stored, current == fragment { continue }
+            cell.stored = .raw(fragment)
+            cell.version &+= 1
+            changed.insert(name)
+        }
+        for cell in order { cell.isOrdered = false }
+        for cell in queued { cell.isQueued = false }
+        queued = []
+        order = cells.values.filter { $0.stored.isPresent }.sorted { precedesInFile($0.name, $1.name) }
+        for cell in order { cell.isOrdered = true }
+        return changed
+    }
+
+    /// Re-reads the file. Unsaved local changes are kept on top of what the file holds.
+    ///
+    /// - Throws: ``DefaultsError`` when the file cannot be read or parsed; the store then keeps its state.
+    func reload() throws(DefaultsError) {
+        guard let file else { return }
+        let changed = try saveLock.withLock { () throws(DefaultsError) -> Set<String> in
+            let result = try readFile(file)
+            return lock.withLock {
+                diskIdentity = result?.1
+                return apply(result?.0 ?? [])
+            }
+        }
+        notify(changed)
+    }
+
+    // MARK: Saving
+
+    /// Writes unsaved changes to the file, durably, merging them into what the file holds now.
+    ///
+    /// A value that fails to encode is reverted to what the file holds and its error thrown after the other
+    /// changes are written.
+    ///
+    /// - Throws: ``DefaultsError``; on failure every unsaved change stays pending.
+    func save() throws(DefaultsError) {
+        guard let file else { return }
+        saveLock.lock()
+        defer { saveLock.unlock() }
+
+        // 1. Encode pending values outside the lock (encoders are user code).
+        let pending: [(Cell, UInt64, any Encodable & Sendable)] = lock.withLock {
+            dirty.compactMap { cell in
+                guard cell.isDirty, case .pending(let value) = cell.stored else { return nil }
+                return (cell, cell.version, value)
+            }
+        }
+        if pending.isEmpty && lock.withLock({ dirty.allSatisfy { !$0.isDirty } }) {
+            lock.withLock { dirty.removeAll() }
+            return
+        }
+        var encoded: [ObjectIdentifier: [UInt8]] = [:]
+        var encodingError: DefaultsError?
+        if !pending.isEmpty {
+            let encoder = Codec.makeEncoder()
+            var failed: [(Cell, UInt64)] = []
+            for (cell, version, value) in pending {
+                do {
+                    encoded[ObjectIdentifier(cell)] = try Codec.encode(value, key: cell.name, encoder: encoder)
+                } catch {
+                    encodingError = encodingError ?? error
+                    failed.append((cell, version))
+                }
+            }
+            lock.withLock {
+                for (cell, version, _) in pending where cell.version == version {
+                    if let fragment = encoded[ObjectIdentifier(cell)] { cell.stored = .raw(fragment) }
+                }
+                for (cell, version) in failed where cell.version == version {
+                    cell.stored = cell.saved.map { .raw($0) } ?? .absent
+                    cell.version &+= 1
+                    cell.isDirty = false
+                }
+            }
+        }
+
+        // 2. Under the file lock: merge what other writers saved, then write.
+        let lockFD: Int32
+        do {
+            try file.createDirectory()
+            lockFD = try file.lock()
+        } catch {
+            throw error
+        }
+        defer { file.unlock(lockFD) }
+        let identity = try file.currentIdentity()
+        if identity != lock.withLock({ diskIdentity }) {
+            let result = try readFile(file)
+            let changed = lock.withLock {
+                diskIdentity = result?.1
+                return apply(result?.0 ?? [])
+            }
+            if !changed.isEmpty { queue.async { [weak self] in self?.notify(changed) } }
+        }
+        let (bytes, written) = lock.withLock { assemble(encoded: encoded) }
+        let newIdentity = try file.write(bytes)
+        lock.withLock {
+            diskIdentity = newIdentity
+            writeCount += 1
+            for (cell, version, fragment) in written {
+                cell.saved = fragment
+                if cell.version == version { cell.isDirty = false }
+            }
+            dirty.removeAll { !$0.isDirty }
+        }
+        if let encodingError { throw encodingError }
+    }
+
+    /// Builds the file's bytes from the stored cells in order, merging newly stored names into the order.
+    /// Returns the bytes and, for each dirty cell, the version and fragment that went into them. Call with
+    /// the lock held.
+    private func assemble(
+        encoded: [ObjectIdentifier: [UInt8]]
+    ) -> (bytes: [UInt8], written: [(Cell, UInt64, [UInt8]?)]) {
+        func fragment(_ cell: Cell) -> [UInt8]? {
+            switch cell.stored {
+            case .absent: return nil
+            case .raw(let bytes): return bytes
+            case .pending: return encoded[ObjectIdentifier(cell)] ?? cell.saved
+            }
+        }
+        var fresh = queued.filter { $0.stored.isPresent && !$0.isOrdered }
+        for cell in queued { cell.isQueued = false }
+        queued = []
+        fresh.sort { precedesInFile($0.name, $1.name) }
+
+        var merged: [Cell] = []
+        merged.reserveCapacity(order.count + fresh.count)
+        var next = 0
+        for cell in order {
+            cell.isOrdered = false
+            guard cell.stored.isPresent else { continue }
+            while next < fresh.count && precedesInFile(fresh[next].name, cell.name) {
+                merged.append(fresh[next])
+                next += 1
+            }
+            merged.append(cell)
+        }
+        merged.append(contentsOf: fresh[next...])
+
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(merged.count * 32 + 4)
+        bytes.append(0x7B)  // {
+        var kept: [Cell] = []
+        kept.reserveCapacity(merged.count)
+        for cell in merged {
+            guard let value = fragment(cell) else {
+                // Set after the values were encoded and new to the file: it goes in with the next save.
+                cell.isQueued = true
+                queued.append(cell)
+                continue
+            }
+            bytes.append(contentsOf: kept.isEmpty ? [0x0A] : [0x2C, 0x0A])  // "\n" or ",\n"
+            bytes.append(contentsOf: cell.prefix)
+            bytes.append(contentsOf: value)
+            cell.isOrdered = true
+            kept.append(cell)
+        }
+        bytes.append(contentsOf: kept.isEmpty ? [0x7D, 0x0A] : [0x0A, 0x7D, 0x0A])  // "}\n" or "\n}\n"
+        order = kept
+
+        var written: [(Cell, UInt64, [UInt8]?)] = []
+        for cell in dirty where cell.isDirty {
+            switch cell.stored {
+            case .absent: written.append((cell, cell.version, nil))
+            case .raw(let value): written.append((cell, cell.version, value))
+            case .pending: break
+            }
+        }
+        return (bytes, written)
+    }
+
+    // MARK: Observing
+
+    /// Registers an observer of one name.
+    func addObserver(_ observer: Observer, name: String) {
+        lock.withLock {
+            cell(named: name).observers.append(observer)
+            observerCount += 1
+        }
+    }
+
+    /// Unregisters an observer of one name.
+    func removeObserver(_ observer: Observer, name: String) {
+        lock.withLock {
+            guard let cell = cells[name], let index = cell.observers.firstIndex(where: { $0 === observer }) else {
+                return
+            }
+            cell.observers.remove(at: index)
+            observerCount -= 1
+        }
+    }
+
+    /// Registers an observer of every change.
+    func addAllObserver(_ observer: AllObserver) {
+        lock.withLock {
+            allObservers.append(observer)
+            observerCount += 1
+        }
+    }
+
+    /// Unregisters an observer of every change.
+    func removeAllObserver(_ observer: AllObserver) {
+        lock.withLock {
+            guard let index = allObservers.firstIndex(where: { $0 === observer }) else { return }
+            allObservers.remove(at: index)
+            observerCount -= 1
+        }
+    }
+
+    /// Tells the observers of `names`, and the observers of every change, that those names changed. Runs
+    /// the handlers on the calling thread; call without holding the lock.
+    func notify(_ names: Set<String>) {
+        guard !names.isEmpty else { return }
+        let observers: [Observer] = lock.withLock {
+            var observers: [Observer] = []
+            for name in names {
+                if let cell = cells[name] { observers.append(contentsOf: cell.observers) }
+            }
+            observers.append(contentsOf: allObservers)
+            return observers
+        }
+        for observer in observers { observer.deliver(names: names) }
+    }
+
+    // MARK: Scheduling
+
+    /// Arranges a save once the store has been idle for `delay` (and at the latest `SaveTimer.maximumWait`
+    /// after the first unsaved change).
+    func scheduleSave(after delay: Duration) {
+        let now = DispatchTime.now()
+        let arm: DispatchTime? = lock.withLock { timer.change(at: now, delay: delay) }
+        if let arm { schedule(at: arm) }
+    }
+
+    private func schedule(at deadline: DispatchTime) {
+        queue.asyncAfter(deadline: deadline) { [weak self] in self?.timerFired() }
+    }
+
+    private func timerFired() {
+        let now = DispatchTime.now()
+        let next: DispatchTime? = lock.withLock { timer.fire(at: now) }
+        if let next {
+            schedule(at: next)
+            return
+        }
+        do {
+            try save()
+            lock.withLock { timer.succeeded() }
+        } catch {
+            report(error)
+            let retry = lock.withLock { timer.failed(at: DispatchTime.now()) }
+            schedule(at: retry)
+        }
+    }
+}
+
+/// The bookkeeping of the `.afterIdle` save timer. At most one timer is armed at a time.
+struct SaveTimer {
+    /// The longest a stream of changes can delay a save.
+    static let maximumWait: UInt64 = 5_000_000_000
+
+    private var armed = false
+    private var delay: UInt64 = 0
+    private var lastChange: UInt64 = 0
+    private var firstChange: UInt64 = 0
+    private var retryDelay: UInt64 = 0
+
+    /// Records a change; returns the deadline to arm the timer at, or `nil` when it is already armed.
+    mutating func change(at now: DispatchTime, delay: Duration) -> DispatchTime? {
+        self.delay = nanoseconds(delay)
+        lastChange = now.uptimeNanoseconds
+        guard !armed else { return nil }
+        armed = true
+        firstChange = lastChange
+        return DispatchTime(uptimeNanoseconds: lastChange + self.delay)
+    }
+
+    /// The timer fired: returns a later deadline if the store has not been idle long enough, or `nil` to
+    /// save now.
+    mutating func fire(at now: DispatchTime) -> DispatchTime? {
+        let due = min(lastChange + delay, firstChange + max(Self.maximumWait, delay))
+        if now.uptimeNanoseconds < due { return DispatchTime(uptimeNanoseconds: due) }
+        armed = false
+        return nil
+    }
+
+    /// The save succeeded: the retry back-off starts over.
+    mutating func succeeded() { retryDelay = 0 }
+
+    /// The save failed: returns when to retry (doubling from one second up to five minutes).
+    mutating func failed(at now: DispatchTime) -> DispatchTime {
+        retryDelay = min(max(retryDelay * 2, 1_000_000_000), 300_000_000_000)
+        armed = true
+        lastChange = now.uptimeNanoseconds
+        firstChange = lastChange
+        delay = retryDelay
+        return DispatchTime(uptimeNanoseconds: now.uptimeNanoseconds + retryDelay)
+    }
+
+    private func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return 0 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    }
+}
