@@ -1,0 +1,65 @@
+extension Defaults {
+    /// Changes gathered by ``Defaults/batch(_:)``, applied together when the batch's closure returns.
+    ///
+    /// Reads through a batch see the batch's own changes. A batch is used only inside its closure, on the
+    /// thread running it; it is not `Sendable`.
+    public final class Batch {
+        private let defaults: Defaults
+        private(set) var changes: [String: StoredValue] = [:]
+
+        init(defaults: Defaults) {
+            self.defaults = defaults
+        }
+
+        /// The value of `key` as this batch leaves it; setting records a change (`nil` of an optional
+        /// removes the stored value).
+        public subscript<Value>(key: Key<Value>) -> Value {
+            get {
+                switch changes[key.name] {
+                case .none: return defaults[key]
+                case .absent: return key.defaultValue
+                case .pending(let value):
+                    if let value = value as? Value { return value }
+                    return defaults.store.decodeDetached(value, as: key)
+                case .raw(let fragment): return defaults.store.decodeDetached(fragment, as: key)
+                }
+            }
+            set {
+                changes[key.name] = key.isNil(newValue) ? .absent : .pending(newValue)
+            }
+        }
+
+        /// Removes the stored values of `keys` when the batch is applied.
+        ///
+        /// - Parameter keys: The keys to reset.
+        public func reset(_ keys: Keys...) {
+            for key in keys { changes[key.name] = .absent }
+        }
+    }
+
+    /// Makes several changes as one: one save, and one notification per changed key, after `body` returns.
+    ///
+    /// ```swift
+    /// try defaults.batch {
+    ///     $0[.volume] = 0.2
+    ///     $0[.profile].name = "B"
+    /// }
+    /// ```
+    ///
+    /// Observers of a key see one change, from the value before the batch to the value after it; keys that
+    /// end where they started notify nothing. Other threads do not see the batch's changes until it is
+    /// applied, and then see them all at once.
+    ///
+    /// - Parameter body: Makes the changes through the ``Batch`` it is given.
+    /// - Throws: What `body` throws; then none of its changes are applied, nothing is written and no
+    ///   observer is called.
+    public func batch<E: Error>(_ body: (Batch) throws(E) -> Void) throws(E) {
+        let batch = Batch(defaults: self)
+        try body(batch)
+        guard !batch.changes.isEmpty else { return }
+        let names = store.commit(batch.changes)
+        guard !names.isEmpty else { return }
+        saveReporting()
+        store.notify(names)
+    }
+}

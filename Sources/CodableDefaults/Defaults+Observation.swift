@@ -1,0 +1,133 @@
+extension Defaults {
+    /// One change of a key's value, as delivered to an observer.
+    public struct Change<Value: Sendable>: Sendable {
+        /// The name of the key that changed.
+        public let key: String
+        /// The value before the change (for the `.initial` call: the current value).
+        public let oldValue: Value
+        /// The value after the change.
+        public let newValue: Value
+    }
+
+    /// Options for ``Defaults/observe(_:options:_:)``.
+    public struct ObservationOptions: OptionSet, Sendable, Hashable {
+        /// The option bits.
+        public let rawValue: Int
+
+        /// Creates options from their bits.
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// Call the handler once, at once, with the current value as both old and new value.
+        public static let initial = ObservationOptions(rawValue: 1)
+    }
+
+    /// Observes the value of `key`: `handler` is called after each change of the key's effective value.
+    ///
+    /// The effective value is what the subscript returns: the stored value, else the key's default. The
+    /// handler runs only when it really changed (compared with `==` for `Equatable` values, as JSON
+    /// otherwise): setting an equal value again calls nothing. It runs for sets, removals, resets,
+    /// ``removeAll()``, ``batch(_:)``s and ``reload()``s made in this process, and for changes other
+    /// processes saved to the file once this store notices them (at its next save or reload).
+    ///
+    /// **Delivery.** A change made in this process is delivered synchronously on the thread that made it,
+    /// after the store's lock is released, before the change's call returns. Changes other processes made
+    /// are delivered on the store's own serial queue. Calls of one handler never overlap. When two threads
+    /// change the key at once, the handler may see the two changes merged into one (`oldValue` is always the
+    /// `newValue` of the call before). A handler may read and write the store, including its own key (it
+    /// runs again only if the value really changes again), and may cancel its own token.
+    ///
+    /// ```swift
+    /// let token = defaults.observe(.volume) { change in
+    ///     player.volume = change.newValue
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The key to observe.
+    ///   - options: `.initial` to be called once at once with the current value.
+    ///   - handler: Called with the old and new value.
+    /// - Returns: A token that ends the observation on ``ObservationToken/cancel()`` or when released: keep
+    ///   it as long as you want changes.
+    public func observe<Value>(
+        _ key: Key<Value>, options: ObservationOptions = [],
+        _ handler: @escaping @Sendable (Change<Value>) -> Void
+    ) -> ObservationToken {
+        let observer = KeyObserver(store: store, key: key, initial: store.value(for: key), handler: handler)
+        store.addObserver(observer, name: key.name)
+        if options.contains(.initial) { observer.deliverInitial() }
+        return ObservationToken(observer)
+    }
+
+    /// Observes the value stored under a string key, untyped, as a ``JSONValue`` (`nil` when nothing is
+    /// stored).
+    ///
+    /// Same delivery rules as ``observe(_:options:_:)``; values are compared as JSON.
+    ///
+    /// - Parameters:
+    ///   - name: The key's name.
+    ///   - options: `.initial` to be called once at once with the current value.
+    ///   - handler: Called with the old and new value.
+    /// - Returns: A token that ends the observation on ``ObservationToken/cancel()`` or when released.
+    public func observe(
+        forKey name: String, options: ObservationOptions = [],
+        _ handler: @escaping @Sendable (Change<JSONValue?>) -> Void
+    ) -> ObservationToken {
+        observe(Key<JSONValue?>(name), options: options, handler)
+    }
+
+    /// Observes every change: `handler` receives the names of the keys whose stored value changed.
+    ///
+    /// Called once per change (once per ``batch(_:)``), on the thread that made it, after the store's lock
+    /// is released; for other processes' changes, on the store's queue. An `Equatable` value set equal to
+    /// itself is not a change; for other types every set counts.
+    ///
+    /// - Parameter handler: Called with the names of the keys that changed.
+    /// - Returns: A token that ends the observation on ``ObservationToken/cancel()`` or when released.
+    public func observeAll(_ handler: @escaping @Sendable (Set<String>) -> Void) -> ObservationToken {
+        let observer = AllObserver(store: store, handler: handler)
+        store.addAllObserver(observer)
+        return ObservationToken(observer)
+    }
+
+    /// The values of `key` as an asynchronous sequence: the current value first, then each new value.
+    ///
+    /// The sequence never ends by itself. It ends, and releases its observer, when the task iterating it is
+    /// cancelled or the sequence is released. Values are buffered without limit, so every change reaches a
+    /// slow consumer in order.
+    ///
+    /// ```swift
+    /// for await volume in defaults.updates(.volume) {
+    ///     player.volume = volume
+    /// }
+    /// ```
+    ///
+    /// - Parameter key: The key to follow.
+    /// - Returns: A sequence of the key's effective values.
+    public func updates<Value>(_ key: Key<Value>) -> AsyncStream<Value> {
+        AsyncStream { continuation in
+            let token = observe(key, options: [.initial]) { change in continuation.yield(change.newValue) }
+            continuation.onTermination = { _ in token.cancel() }
+        }
+    }
+}
+
+/// A registered observation: it lasts until ``cancel()`` is called or the token is released.
+///
+/// `Sendable`: cancel from any thread. Once ``cancel()`` returns, the handler is never called again (a
+/// call running on another thread is waited for; cancelling from inside the handler is fine).
+public final class ObservationToken: Sendable {
+    private let observer: Observer
+
+    init(_ observer: Observer) {
+        self.observer = observer
+    }
+
+    deinit {
+        observer.cancel()
+    }
+
+    /// Ends the observation. Calling it again does nothing.
+    public func cancel() {
+        observer.cancel()
+    }
+}

@@ -1,0 +1,85 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Any JSON value, for untyped access to a store: what ``Defaults/observe(forKey:options:_:)`` reports.
+///
+/// Integers are kept exact: a whole number that fits `Int64` is ``int(_:)``, a larger positive one that fits
+/// `UInt64` is ``uint(_:)``, and only other numbers are ``double(_:)``. Encoding a `JSONValue` writes the
+/// same JSON it was decoded from, up to whitespace, number spelling and member order.
+///
+/// `JSONValue` is `Sendable`, `Hashable` and `Codable`; it can itself be stored under a key.
+public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// `null`.
+    case null
+    /// `true` or `false`.
+    case bool(Bool)
+    /// A whole number that fits `Int64`.
+    case int(Int64)
+    /// A whole number above `Int64.max` that fits `UInt64`.
+    case uint(UInt64)
+    /// Any other number.
+    case double(Double)
+    /// A string.
+    case string(String)
+    /// An array.
+    case array([JSONValue])
+    /// An object.
+    case object([String: JSONValue])
+
+    /// Decodes any JSON value.
+    ///
+    /// - Throws: `DecodingError.dataCorrupted` if the decoder holds something JSON cannot.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(String.self) {
+            // Strings first: with the store's configuration "NaN" would otherwise decode as a Double.
+            self = .string(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .int(value)
+        } else if let value = try? container.decode(UInt64.self) {
+            self = .uint(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else if let value = try? container.decode([String: JSONValue].self) {
+            self = .object(value)
+        } else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "not a JSON value"))
+        }
+    }
+
+    /// Encodes the value as the JSON it stands for.
+    ///
+    /// - Throws: What the encoder throws (for a non-finite ``double(_:)``, unless the encoder converts those).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        case .uint(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+
+    /// The value as compact JSON text with sorted keys.
+    public var description: String {
+        do {
+            return String(decoding: try Codec.makeEncoder().encode(self), as: UTF8.self)
+        } catch {
+            return "\(error)"
+        }
+    }
+}
