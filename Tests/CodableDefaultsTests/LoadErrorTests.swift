@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+
+@testable import CodableDefaults
+
+/// A file that cannot be read or parsed is an error, and is never written over.
+@Suite struct LoadErrorTests {
+    @Test func corruptFileFailsToOpenWithLineAndColumnAndIsNotTouched() throws {
+        let dir = try TemporaryDirectory()
+        let corrupt = "{\n  \"volume\": 0.8,\n  \"count\": 3 x\n}\n"
+        try write(corrupt, to: dir.file())
+        let before = try bytes(dir.file())
+        let error = #expect(throws: DefaultsError.self) { try Defaults(url: dir.file()) }
+        #expect(error?.code == .invalidJSON)
+        #expect(error?.path == dir.file().path)
+        #expect(error?.line == 3)
+        #expect(error?.column == 14)
+        #expect(error.map { "\($0)" }?.hasPrefix("\(dir.file().path):3:14: ") == true)
+        #expect(try bytes(dir.file()) == before)
+        #expect(try dir.contents() == ["settings.json"])
+    }
+
+    @Test(arguments: [
+        ("[1, 2]", "not an object"),
+        ("{\"a\": 1, \"a\": 2}", "duplicate"),
+        ("{\"a\": 1} trailing", "trailing"),
+        ("{\"a\": 01}", "number"),
+        ("", "empty"),
+    ])
+    func invalidFilesAreRefused(content: String, label: String) throws {
+        let dir = try TemporaryDirectory()
+        try write(content, to: dir.file())
+        let error = #expect(throws: DefaultsError.self, "\(label)") { try openFresh(dir.file()) }
+        #expect(error?.code == .invalidJSON, "\(label)")
+        #expect(error?.line != nil, "\(label)")
+        #expect(try text(dir.file()) == content)
+    }
+
+    @Test func invalidUTF8IsRefused() throws {
+        let dir = try TemporaryDirectory()
+        try Data([0x7B, 0x22, 0x61, 0xFF, 0x22, 0x3A, 0x31, 0x7D]).write(to: dir.file())
+        let error = #expect(throws: DefaultsError.self) { try openFresh(dir.file()) }
+        #expect(error?.code == .invalidJSON)
+    }
+
+    @Test func tooDeepIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        try write(
+            "{\"a\": " + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}", to: dir.file())
+        let error = #expect(throws: DefaultsError.self) { try openFresh(dir.file()) }
+        #expect(error?.code == .invalidJSON)
+        #expect(error?.key == "a")
+    }
+
+    @Test func fileOverTheSizeLimitIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"a\": \"\(String(repeating: "x", count: 100))\"}", to: dir.file())
+        let error = #expect(throws: DefaultsError.self) { try Defaults(url: dir.file(), maximumFileSize: 64) }
+        #expect(error?.code == .fileTooLarge)
+        #expect(error?.path == dir.file().path)
+    }
+
+    @Test func fifoAndDirectoryAreRefused() throws {
+        let dir = try TemporaryDirectory()
+        let fifo = dir.file("fifo.json")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        let fifoError = #expect(throws: DefaultsError.self) { try openFresh(fifo) }
+        #expect(fifoError?.code == .notARegularFile)
+        let sub = dir.file("sub.json")
+        try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: false)
+        let dirError = #expect(throws: DefaultsError.self) { try openFresh(sub) }
+        #expect(dirError?.code == .notARegularFile)
+    }
+
+    @Test func fileCorruptedAfterOpeningIsNeitherReloadedNorOverwritten() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file())
+        defaults[.count] = 1
+        try defaults.flush()
+        try write("{\"count\": 2,,}", to: dir.file())
+        let before = try bytes(dir.file())
+
+        let reloadError = #expect(throws: DefaultsError.self) { try defaults.reload() }
+        #expect(reloadError?.code == .invalidJSON)
+        #expect(defaults[.count] == 1, "the last good state stays")
+
+        defaults[.count] = 5
+        let flushError = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(flushError?.code == .invalidJSON)
+        #expect(flushError?.line == 1)
+        #expect(try bytes(dir.file()) == before)
+        #expect(defaults[.count] == 5)
+
+        // Once the file is fixed, the pending change is written on top of it.
+        try write("{\"count\": 2, \"other\": true}", to: dir.file())
+        try defaults.flush()
+        #expect(try text(dir.file()) == "{\n  \"count\": 5,\n  \"other\": true\n}\n")
+    }
+
+    @Test func valueOfTheWrongTypeStaysInTheFile() throws {
+        let dir = try TemporaryDirectory()
+        try write("{\n  \"profile\": {\"age\":\"old\",\"name\":\"X\"},\n  \"volume\": 0.1\n}\n", to: dir.file())
+        let defaults = try openFresh(dir.file())
+        defaults.onError = ErrorLog().handler
+        #expect(defaults[.profile] == Profile(name: "Guest", age: 0))
+        let error = #expect(throws: DefaultsError.self) { try defaults.value(for: .profile) }
+        #expect(error?.key == "profile")
+        #expect(error?.message.contains("age") == true)
+        defaults[.volume] = 0.9
+        try defaults.flush()
+        #expect(try text(dir.file()) == "{\n  \"profile\": {\"age\":\"old\",\"name\":\"X\"},\n  \"volume\": 0.9\n}\n")
+        // Setting the key replaces the bad value.
+        defaults[.profile] = Profile(name: "Y", age: 2)
+        try defaults.flush()
+        #expect(try text(dir.file()).contains("\"profile\": {\"age\":2,\"name\":\"Y\"}"))
+    }
+}

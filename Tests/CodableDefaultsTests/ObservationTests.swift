@@ -1,0 +1,308 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import CodableDefaults
+
+/// Records what a handler was called with.
+final class Recorder<Value: Sendable>: Sendable {
+    private let lock = Lock()
+    nonisolated(unsafe) private var storage: [Value] = []
+
+    var values: [Value] { lock.withLock { storage } }
+    func append(_ value: Value) { lock.withLock { storage.append(value) } }
+}
+
+@Suite struct ObservationTests {
+    @Test func firesOnRealChangesOnly() {
+        let defaults = Defaults.inMemory()
+        let seen = Recorder<[Double]>()
+        let token = defaults.observe(.volume) { seen.append([$0.oldValue, $0.newValue]) }
+        defaults[.volume] = 0.8
+        defaults[.volume] = 0.8
+        defaults[.volume] = 0.5  // stored, equal to the default: the effective value changes from 0.8
+        defaults.reset(.volume)  // effective value stays 0.5: nothing
+        defaults[.count] = 3  // another key
+        #expect(seen.values == [[0.5, 0.8], [0.8, 0.5]])
+        token.cancel()
+    }
+
+    @Test func initialOptionFiresOnceAtOnce() {
+        let defaults = Defaults.inMemory()
+        defaults[.count] = 4
+        let seen = Recorder<[Int]>()
+        let token = defaults.observe(.count, options: [.initial]) { seen.append([$0.oldValue, $0.newValue]) }
+        #expect(seen.values == [[4, 4]])
+        defaults[.count] = 5
+        #expect(seen.values == [[4, 4], [4, 5]])
+        _ = token
+    }
+
+    @Test func nonEquatableValuesCompareAsJSON() {
+        struct Point: Codable, Sendable { var x: Int }
+        let defaults = Defaults.inMemory()
+        let key = Defaults.Key<Point>("p", default: Point(x: 0))
+        let seen = Recorder<Int>()
+        let token = defaults.observe(key) { seen.append($0.newValue.x) }
+        defaults[key] = Point(x: 1)
+        defaults[key] = Point(x: 1)
+        defaults[key] = Point(x: 2)
+        #expect(seen.values == [1, 2])
+        _ = token
+    }
+
+    @Test func removeResetRemoveAllAndReloadFire() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file())
+        let seen = Recorder<Int>()
+        let token = defaults.observe(.count) { seen.append($0.newValue) }
+        defaults[.count] = 1
+        defaults.reset(.count)
+        defaults[.count] = 2
+        defaults.removeAll()
+        defaults[.count] = 3
+        try defaults.flush()
+        try write("{\"count\": 9}", to: dir.file())
+        try defaults.reload()
+        try defaults.reload()
+        #expect(seen.values == [1, 0, 2, 0, 3, 9])
+        _ = token
+    }
+
+    @Test func stringKeyObserverSeesJSON() {
+        let defaults = Defaults.inMemory()
+        let seen = Recorder<[JSONValue?]>()
+        let token = defaults.observe(forKey: "a.b/c") { seen.append([$0.oldValue, $0.newValue]) }
+        defaults[Defaults.Key<Int>("a.b/c", default: 0)] = 7
+        defaults[Defaults.Key<[String]>("a.b/c", default: [])] = ["x"]
+        defaults[Defaults.Key<Int>("a.b/c", default: 0)] = 7
+        defaults.reset(Defaults.Key<Int>("a.b/c", default: 0))
+        #expect(
+            seen.values == [
+                [nil, .int(7)], [.int(7), .array([.string("x")])], [.array([.string("x")]), .int(7)], [.int(7), nil],
+            ])
+        _ = token
+    }
+
+    @Test func observeAllGetsTheChangedNames() {
+        let defaults = Defaults.inMemory()
+        let seen = Recorder<Set<String>>()
+        let token = defaults.observeAll { seen.append($0) }
+        defaults[.count] = 1
+        defaults[.count] = 1
+        defaults.batch {
+            $0[.volume] = 0.1
+            $0[.token] = "t"
+        }
+        defaults.removeAll()
+        #expect(seen.values == [["count"], ["token", "volume"], ["count", "token", "volume"]])
+        _ = token
+    }
+
+    @Test func batchNotifiesOncePerKeyWithTheValueBeforeTheBatch() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file(), saveMode: .immediate)
+        defaults[.count] = 1
+        let writesBefore = defaults.store.writeCount
+        let counts = Recorder<[Int]>()
+        let profiles = Recorder<String>()
+        let volumes = Recorder<Double>()
+        let tokens = [
+            defaults.observe(.count) { counts.append([$0.oldValue, $0.newValue]) },
+            defaults.observe(.profile) { profiles.append($0.newValue.name) },
+            defaults.observe(.volume) { volumes.append($0.newValue) },
+        ]
+        defaults.batch { batch in
+            batch[.count] = 2
+            batch[.count] += 5
+            #expect(batch[.count] == 7)
+            #expect(defaults[.count] == 1, "others see nothing until the batch is applied")
+            batch[.profile].name = "B"
+            batch[.volume] = 0.9
+            batch[.volume] = 0.5  // back where it started
+        }
+        #expect(counts.values == [[1, 7]])
+        #expect(profiles.values == ["B"])
+        #expect(volumes.values.isEmpty)
+        #expect(defaults.store.writeCount == writesBefore + 1)
+        #expect(try openFresh(dir.file())[.count] == 7)
+        _ = tokens
+    }
+
+    @Test func throwingBatchChangesNothing() throws {
+        struct Stop: Error {}
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file(), saveMode: .immediate)
+        defaults[.count] = 1
+        let before = try bytes(dir.file())
+        let seen = Recorder<Int>()
+        let token = defaults.observe(.count) { seen.append($0.newValue) }
+        #expect(throws: Stop.self) {
+            try defaults.batch { batch throws(Stop) in
+                batch[.count] = 2
+                batch[.volume] = 0.1
+                throw Stop()
+            }
+        }
+        #expect(defaults[.count] == 1)
+        #expect(!defaults.hasStoredValue(.volume))
+        #expect(seen.values.isEmpty)
+        #expect(try bytes(dir.file()) == before)
+        _ = token
+    }
+
+    @Test func handlersMayWriteTheStoreWithoutEndlessRecursion() {
+        let defaults = Defaults.inMemory()
+        // Clamps its own key: runs again once, for the clamped value, and stops.
+        let calls = Recorder<Int>()
+        let clamp = defaults.observe(.count) { change in
+            calls.append(change.newValue)
+            if change.newValue > 10 { defaults[.count] = 10 }
+        }
+        // Mirrors one key into another.
+        let mirror = defaults.observe(.volume) { defaults[Defaults.Key<Double>("mirror", default: 0)] = $0.newValue }
+        defaults[.count] = 50
+        defaults[.volume] = 0.25
+        #expect(defaults[.count] == 10)
+        #expect(calls.values == [50, 10])
+        #expect(defaults[Defaults.Key<Double>("mirror", default: 0)] == 0.25)
+        _ = (clamp, mirror)
+    }
+
+    @Test func cancelledTokensNeverFire() {
+        let defaults = Defaults.inMemory()
+        let seen = Recorder<Int>()
+        let token = defaults.observe(.count) { seen.append($0.newValue) }
+        defaults[.count] = 1
+        token.cancel()
+        token.cancel()
+        defaults[.count] = 2
+        #expect(seen.values == [1])
+        #expect(defaults.store.observerCount == 0)
+
+        do {
+            let released = defaults.observe(.count) { seen.append($0.newValue) }
+            _ = released
+        }
+        defaults[.count] = 3
+        #expect(seen.values == [1])
+        #expect(defaults.store.observerCount == 0)
+    }
+
+    @Test func cancelFromInsideTheHandler() {
+        let defaults = Defaults.inMemory()
+        let seen = Recorder<Int>()
+        let box = TokenBox()
+        box.token = defaults.observe(.count) { change in
+            seen.append(change.newValue)
+            box.token?.cancel()
+        }
+        defaults[.count] = 1
+        defaults[.count] = 2
+        #expect(seen.values == [1])
+    }
+
+    @Test func cancelRacingChangesOnOtherThreads() {
+        let defaults = Defaults.inMemory()
+        for _ in 0..<50 {
+            let cancelled = Recorder<Bool>()
+            let lateCalls = Recorder<Int>()
+            let token = defaults.observe(.count) { change in
+                if !cancelled.values.isEmpty { lateCalls.append(change.newValue) }
+            }
+            DispatchQueue.concurrentPerform(iterations: 3) { worker in
+                if worker == 0 {
+                    token.cancel()
+                    cancelled.append(true)
+                } else {
+                    for value in 0..<200 { defaults[.count] = value * 10 + worker }
+                }
+            }
+            #expect(lateCalls.values.isEmpty)
+        }
+        #expect(defaults.store.observerCount == 0)
+    }
+
+    @Test func eachObserverSeesAnUnbrokenChainAcrossThreads() {
+        let defaults = Defaults.inMemory()
+        let seen = Recorder<[Int]>()
+        let token = defaults.observe(.count) { seen.append([$0.oldValue, $0.newValue]) }
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            for value in 1...500 { defaults[.count] = value * 4 + worker }
+        }
+        let pairs = seen.values
+        #expect(!pairs.isEmpty)
+        #expect(pairs.first?[0] == 0)
+        for (previous, next) in zip(pairs, pairs.dropFirst()) { #expect(previous[1] == next[0]) }
+        #expect(pairs.last?[1] == defaults[.count])
+        _ = token
+    }
+
+    @Test func observersOfOtherKeysAreNotCalled() {
+        let defaults = Defaults.inMemory()
+        let calls = Recorder<Int>()
+        let tokens = (0..<1000).map { index in
+            defaults.observe(Defaults.Key<Int>("other-\(index)", default: 0)) { calls.append($0.newValue) }
+        }
+        for value in 1...100 { defaults[.count] = value }
+        #expect(calls.values.isEmpty)
+        #expect(defaults.store.observerCount == 1000)
+        _ = tokens
+    }
+
+    @Test func updatesStartWithTheCurrentValueAndFollowChanges() async {
+        let defaults = Defaults.inMemory()
+        defaults[.count] = 1
+        var iterator = defaults.updates(.count).makeAsyncIterator()
+        #expect(await iterator.next() == 1)
+        defaults[.count] = 2
+        defaults[.count] = 2
+        defaults[.count] = 3
+        #expect(await iterator.next() == 2)
+        #expect(await iterator.next() == 3)
+        #expect(defaults.store.observerCount == 1)
+    }
+
+    @Test func updatesReleaseTheirObserverWhenTheTaskIsCancelled() async throws {
+        let defaults = Defaults.inMemory()
+        let seen = Recorder<Int>()
+        let task = Task {
+            for await value in defaults.updates(.count) { seen.append(value) }
+        }
+        #expect(try await eventually { seen.values == [0] })
+        defaults[.count] = 5
+        #expect(try await eventually { seen.values == [0, 5] })
+        task.cancel()
+        await task.value
+        #expect(try await eventually { defaults.store.observerCount == 0 })
+    }
+
+    @Test func updatesReleaseTheirObserverWhenTheSequenceIsDropped() async throws {
+        let defaults = Defaults.inMemory()
+        do {
+            let sequence = defaults.updates(.count)
+            #expect(defaults.store.observerCount == 1)
+            _ = sequence
+        }
+        #expect(try await eventually { defaults.store.observerCount == 0 })
+    }
+
+    @Test func changesSavedByAnotherStoreReachObserversOnTheStoreQueue() async throws {
+        let dir = try TemporaryDirectory()
+        let mine = try openFresh(dir.file())
+        let theirs = try openFresh(dir.file())
+        let seen = Recorder<Int>()
+        let token = mine.observe(.count) { seen.append($0.newValue) }
+        theirs[.count] = 8
+        try theirs.flush()
+        mine[.volume] = 0.3
+        try mine.flush()  // merges the other store's write
+        #expect(try await eventually { seen.values == [8] })
+        #expect(try text(dir.file()) == "{\n  \"count\": 8,\n  \"volume\": 0.3\n}\n")
+        _ = token
+    }
+}
+
+final class TokenBox: @unchecked Sendable {
+    var token: ObservationToken?
+}

@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+
+@testable import CodableDefaults
+
+/// When and how changes reach the file, and what happens when writing fails.
+@Suite struct SaveTests {
+    @Test func manualWritesOnlyOnFlush() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file(), saveMode: .manual)
+        defaults[.count] = 1
+        defaults[.count] = 2
+        #expect(!FileManager.default.fileExists(atPath: dir.file().path))
+        try defaults.flush()
+        #expect(try text(dir.file()) == "{\n  \"count\": 2\n}\n")
+        #expect(defaults.store.writeCount == 1)
+        try defaults.flush()
+        #expect(defaults.store.writeCount == 1, "nothing changed, nothing written")
+    }
+
+    @Test func immediateWritesBeforeTheSetReturns() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file(), saveMode: .immediate)
+        for value in 1...5 {
+            defaults[.count] = value
+            #expect(try text(dir.file()) == "{\n  \"count\": \(value)\n}\n")
+        }
+        #expect(defaults.store.writeCount == 5)
+        defaults[.count] = 5
+        #expect(defaults.store.writeCount == 5, "an equal value is not a change")
+    }
+
+    @Test func afterIdleWritesOncePerBurst() async throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file(), saveMode: .afterIdle(.milliseconds(200)))
+        for value in 1...10_000 { defaults[.count] = value }
+        #expect(try await eventually { defaults.store.writeCount == 1 })
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(defaults.store.writeCount == 1)
+        #expect(try text(dir.file()) == "{\n  \"count\": 10000\n}\n")
+
+        defaults[.volume] = 0.1
+        defaults[.volume] = 0.2
+        #expect(try await eventually { defaults.store.writeCount == 2 })
+        #expect(try openFresh(dir.file())[.volume] == 0.2)
+    }
+
+    @Test func lastReferenceGoingAwayWritesPendingChanges() throws {
+        let dir = try TemporaryDirectory()
+        do {
+            let defaults = try Defaults(url: dir.file(), saveMode: .manual)
+            defaults[.count] = 42
+        }
+        #expect(try text(dir.file()) == "{\n  \"count\": 42\n}\n")
+    }
+
+    @Test func failedWriteKeepsTheChangePendingAndReportsPathAndErrno() throws {
+        let dir = try TemporaryDirectory()
+        // A file where the store's directory should be: fails even for root.
+        try write("not a directory", to: dir.file("blocker"))
+        let url = dir.url.appendingPathComponent("blocker/settings.json")
+        let defaults = try openFresh(url)
+        defaults[.count] = 9
+        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(error?.code == .writeFailed)
+        #expect(error?.errno == ENOTDIR, "\(String(describing: error))")
+        #expect(error?.path?.hasPrefix(dir.file("blocker").path) == true)
+        #expect(defaults[.count] == 9)
+        #expect(defaults.hasStoredValue(.count))
+
+        try FileManager.default.removeItem(at: dir.file("blocker"))
+        try FileManager.default.createDirectory(at: dir.file("blocker"), withIntermediateDirectories: false)
+        try defaults.flush()
+        #expect(try text(url) == "{\n  \"count\": 9\n}\n")
+    }
+
+    @Test func failedAutomaticSaveGoesToTheErrorHandler() async throws {
+        let dir = try TemporaryDirectory()
+        try write("x", to: dir.file("blocker"))
+        let defaults = try openFresh(
+            dir.url.appendingPathComponent("blocker/settings.json"), saveMode: .afterIdle(.milliseconds(10)))
+        let errors = ErrorLog()
+        defaults.onError = errors.handler
+        defaults[.count] = 1
+        #expect(try await eventually { !errors.errors.isEmpty })
+        #expect(errors.errors.first?.code == .writeFailed)
+        #expect(defaults[.count] == 1)
+    }
+
+    @Test func immediateSaveFailureIsThrownByTheLoudSetter() throws {
+        let dir = try TemporaryDirectory()
+        try write("x", to: dir.file("blocker"))
+        let defaults = try openFresh(dir.url.appendingPathComponent("blocker/s.json"), saveMode: .immediate)
+        let errors = ErrorLog()
+        defaults.onError = errors.handler
+        #expect(throws: DefaultsError.self) { try defaults.set(3, for: .count) }
+        defaults[.volume] = 0.3
+        #expect(errors.errors.count == 1)
+        #expect(defaults[.count] == 3)
+    }
+
+    @Test func valueThatFailsToEncodeAtSaveIsRevertedAndReported() throws {
+        struct Flaky: Codable, Sendable, Equatable {
+            var fail: Bool
+            func encode(to encoder: any Encoder) throws {
+                if fail { throw EncodingError.invalidValue(0, .init(codingPath: [], debugDescription: "refused")) }
+                var container = encoder.singleValueContainer()
+                try container.encode(false)
+            }
+            init(fail: Bool) { self.fail = fail }
+            init(from decoder: any Decoder) throws { fail = try decoder.singleValueContainer().decode(Bool.self) }
+        }
+        let dir = try TemporaryDirectory()
+        let key = Defaults.Key<Flaky>("flaky", default: Flaky(fail: true))
+        let defaults = try openFresh(dir.file())
+        defaults[key] = Flaky(fail: false)
+        defaults[.count] = 1
+        try defaults.flush()
+        defaults[key] = Flaky(fail: true)
+        defaults[.count] = 2
+        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(error?.code == .encodingFailed)
+        #expect(error?.key == "flaky")
+        #expect(try text(dir.file()) == "{\n  \"count\": 2,\n  \"flaky\": false\n}\n")
+        #expect(defaults[key] == Flaky(fail: false), "reverted to what the file holds")
+    }
+}

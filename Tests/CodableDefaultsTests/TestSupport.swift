@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+@testable import CodableDefaults
+
+/// A fresh temporary directory for one test, removed when the value is deinitialized.
+final class TemporaryDirectory: @unchecked Sendable {
+    let url: URL
+    var path: String { url.path }
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("CodableDefaultsTests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        // A test that made something unremovable must not fail the others; leftovers live in the temp dir.
+        do { try FileManager.default.removeItem(at: url) } catch {}
+    }
+
+    /// A path inside the directory.
+    func file(_ name: String = "settings.json") -> URL { url.appendingPathComponent(name) }
+
+    /// The names in the directory, sorted.
+    func contents() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+    }
+}
+
+/// Collects what a store reports to its error handler.
+final class ErrorLog: Sendable {
+    private let lock = Lock()
+    nonisolated(unsafe) private var storage: [DefaultsError] = []
+
+    var errors: [DefaultsError] { lock.withLock { storage } }
+
+    var handler: @Sendable (DefaultsError) -> Void {
+        { error in self.lock.withLock { self.storage.append(error) } }
+    }
+}
+
+/// Opens a store on `url` that is not shared with other `Defaults` in this process, as another process
+/// would: a fresh read of the file.
+func openFresh(_ url: URL, saveMode: Defaults.SaveMode = .manual) throws -> Defaults {
+    let store = Store(path: url.path, maxFileSize: Defaults.defaultMaximumFileSize, maxDepth: 512)
+    try store.load()
+    return Defaults(store: store, saveMode: saveMode, url: url)
+}
+
+/// The bytes of a file.
+func bytes(_ url: URL) throws -> [UInt8] { Array(try Data(contentsOf: url)) }
+
+/// The text of a file.
+func text(_ url: URL) throws -> String { String(decoding: try Data(contentsOf: url), as: UTF8.self) }
+
+/// Writes text to a file.
+func write(_ text: String, to url: URL) throws { try Data(text.utf8).write(to: url) }
+
+/// Waits until `condition` holds, up to `timeout` seconds. Returns whether it held.
+func eventually(timeout: Double = 10, _ condition: () -> Bool) async throws -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
+struct Profile: Codable, Equatable, Sendable {
+    var name: String
+    var age: Int
+}
+
+extension Defaults.Keys {
+    static let volume = Defaults.Key<Double>("volume", default: 0.5)
+    static let profile = Defaults.Key<Profile>("profile", default: Profile(name: "Guest", age: 0))
+    static let token = Defaults.Key<String?>("token")
+    static let count = Defaults.Key<Int>("count", default: 0)
+}
