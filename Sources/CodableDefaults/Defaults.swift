@@ -73,22 +73,44 @@ public final class Defaults: Sendable {
     ///   - url: A file URL. A symbolic link is followed: the store reads and writes the file it points to.
     ///   - saveMode: When changes made through this `Defaults` are written. The default writes 500 ms after
     ///     the last of a burst of changes.
+    ///   - arguments: Command-line arguments to take an argument domain from (`-key value` pairs; see
+    ///     <doc:ComingFromUserDefaults>), usually `CommandLine.arguments`; `nil` for none. The argument domain
+    ///     belongs to the file's store, shared by every `Defaults` on the file.
     ///   - maximumFileSize: Files larger than this many bytes are refused.
     ///   - maximumDepth: Files whose arrays and objects nest deeper than this are refused.
     /// - Throws: ``DefaultsError`` when the URL is not a file URL, or the file exists but cannot be read
     ///   (`readFailed`, `notARegularFile`, `fileTooLarge`) or parsed (`invalidJSON`, with line and column).
     ///   Nothing is ever written to a file that failed to load.
     public convenience init(
-        url: URL, saveMode: SaveMode = .default, maximumFileSize: Int = Defaults.defaultMaximumFileSize,
-        maximumDepth: Int = Defaults.defaultMaximumDepth
+        url: URL, saveMode: SaveMode = .default, arguments: [String]? = nil,
+        maximumFileSize: Int = Defaults.defaultMaximumFileSize, maximumDepth: Int = Defaults.defaultMaximumDepth
+    ) throws(DefaultsError) {
+        try self.init(
+            url: url, saveMode: saveMode, arguments: arguments, maximumFileSize: maximumFileSize,
+            maximumDepth: maximumDepth, toleratingLoadFailure: false)
+    }
+
+    /// Opens a store; with `toleratingLoadFailure`, a file that fails to load gives an empty store that
+    /// reports the error (see ``loadError``) instead of throwing.
+    convenience init(
+        url: URL, saveMode: SaveMode = .default, arguments: [String]?,
+        maximumFileSize: Int = Defaults.defaultMaximumFileSize, maximumDepth: Int = Defaults.defaultMaximumDepth,
+        toleratingLoadFailure: Bool
     ) throws(DefaultsError) {
         let path = try Self.resolve(url)
         let store = try StoreRegistry.store(for: path) { () throws(DefaultsError) -> Store in
             let store = Store(path: path, maxFileSize: maximumFileSize, maxDepth: maximumDepth)
-            try store.load()
+            do throws(DefaultsError) {
+                try store.load()
+            } catch {
+                guard toleratingLoadFailure else { throw error }
+                store.setLoadError(error)
+                store.report(error)
+            }
             return store
         }
         self.init(store: store, saveMode: saveMode, url: URL(fileURLWithPath: path))
+        if let arguments { store.notify(store.setArguments(ArgumentDomain.parse(arguments))) }
     }
 
     init(store: Store, saveMode: SaveMode, url: URL?) {
@@ -230,7 +252,7 @@ public final class Defaults: Sendable {
 
     /// Applies the save mode and notifies observers after a change of one key.
     @inline(__always)
-    private func changed(_ outcome: Store.Outcome, name: String) {
+    func changed(_ outcome: Store.Outcome, name: String) {
         switch outcome {
         case .unchanged:
             return

@@ -31,6 +31,14 @@ final class Cell {
     var isOrdered = false
     /// Whether the cell waits in the store's list of names to add to the order.
     var isQueued = false
+    /// The value from the argument domain (`-name value` on the command line), which reads prefer to the
+    /// stored value; never written.
+    var argument: [UInt8]?
+    /// The value from the registration domain (`register(defaults:)`), read when nothing is stored; never
+    /// written.
+    var registered: [UInt8]?
+    /// The key the untyped API reads this name through, made on first use.
+    var untypedKey: Defaults.Key<JSONValue?>?
     /// The observers of this name.
     var observers: [Observer] = []
     /// `  "name": ` as bytes, made once.
@@ -48,6 +56,17 @@ final class Cell {
         bytes.append(contentsOf: [0x3A, 0x20])
         memberPrefix = bytes
         return bytes
+    }
+}
+
+extension Cell {
+    /// Where a read of this cell finds its value: the argument domain, else the stored value, else the
+    /// registration domain. `nil` when none has one.
+    var effective: StoredValue {
+        if let argument { return .raw(argument) }
+        if stored.isPresent { return stored }
+        if let registered { return .raw(registered) }
+        return .absent
     }
 }
 

@@ -39,6 +39,8 @@ final class Store: @unchecked Sendable {
     private(set) var observerCount = 0
     private var errorHandler: @Sendable (DefaultsError) -> Void = Store.printError
     private var timer = SaveTimer()
+    /// Why the file failed to load, for a store opened without throwing; cleared by a successful read.
+    private var loadFailure: DefaultsError?
     /// How many times the file was written (for tests and benchmarks).
     private(set) var writeCount = 0
 
@@ -96,6 +98,14 @@ final class Store: @unchecked Sendable {
         handler(error)
     }
 
+    /// Why the file failed to load, if it did and has not been read correctly since.
+    var loadError: DefaultsError? { lock.withLock { loadFailure } }
+
+    /// Records a failed load.
+    func setLoadError(_ error: DefaultsError) {
+        lock.withLock { loadFailure = error }
+    }
+
     // MARK: Reading
 
     /// The value for `key`: cached, decoded, or the default.
@@ -136,12 +146,12 @@ final class Store: @unchecked Sendable {
                 }
             }
             let version = cell.version
-            let stored = cell.stored
+            let source = cell.effective
             lock.unlock()
 
             var value = key.defaultValue
             var error: DefaultsError?
-            switch stored {
+            switch source {
             case .absent:
                 break
             case .pending(let pending):
@@ -199,6 +209,27 @@ final class Store: @unchecked Sendable {
         }
     }
 
+    /// The effective value of `name` decoded as `type`, without a cache; `nil` when no domain has a value or
+    /// it does not decode (the error is reported).
+    func effectiveValue<Value: Decodable>(_ type: Value.Type, name: String) -> Value? {
+        let source = lock.withLock { cells[name]?.effective ?? .absent }
+        do {
+            switch source {
+            case .absent:
+                return nil
+            case .pending(let value):
+                if let typed = value as? Value { return typed }
+                let fragment = try Codec.encode(value, key: name, encoder: Codec.makeEncoder())
+                return try Codec.decode(type, from: fragment, key: name, path: file?.path)
+            case .raw(let fragment):
+                return try Codec.decode(type, from: fragment, key: name, path: file?.path)
+            }
+        } catch {
+            report(error)
+            return nil
+        }
+    }
+
     /// Whether a value is stored under `name` (set and not yet saved counts).
     func hasStoredValue(_ name: String) -> Bool {
         lock.withLock { cells[name]?.stored.isPresent ?? false }
@@ -217,11 +248,13 @@ final class Store: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         let cell = cell(named: key.name)
-        if let isEqual = key.isEqual, cell.stored.isPresent, let any = slots[key.id] {
+        let readsStored = cell.argument == nil
+        if readsStored, let isEqual = key.isEqual, cell.stored.isPresent, let any = slots[key.id] {
             let slot = unsafeDowncast(any, to: Slot<Value>.self)
             if slot.version == cell.version && slot.error == nil && isEqual(slot.value, value) { return .unchanged }
         }
         store(.pending(value), in: cell)
+        guard readsStored else { return outcome(cell) }
         if let any = slots[key.id] {
             let slot = unsafeDowncast(any, to: Slot<Value>.self)
             slot.value = value
@@ -240,8 +273,72 @@ final class Store: @unchecked Sendable {
         let cell = cell(named: key.name)
         if case .raw(let old) = cell.stored, old == fragment { return .unchanged }
         store(.raw(fragment), in: cell)
-        slots[key.id] = Slot(cell: cell, version: cell.version, value: value, error: nil)
+        if cell.argument == nil {
+            slots[key.id] = Slot(cell: cell, version: cell.version, value: value, error: nil)
+        }
         return outcome(cell)
+    }
+
+    /// Stores a value under a name, without a typed key (the string-key API); `nil` removes.
+    func set(untyped value: (any Encodable & Sendable)?, name: String) -> Outcome {
+        guard let value else { return remove(name) }
+        return lock.withLock {
+            let cell = cell(named: name)
+            store(.pending(value), in: cell)
+            return outcome(cell)
+        }
+    }
+
+    /// The key through which the untyped API reads `name`, one per name so its cache is reused.
+    func untypedKey(_ name: String) -> Defaults.Key<JSONValue?> {
+        lock.withLock {
+            let cell = cell(named: name)
+            if let key = cell.untypedKey { return key }
+            let key = Defaults.Key<JSONValue?>(name)
+            cell.untypedKey = key
+            return key
+        }
+    }
+
+    /// The names that have a value in any domain (argument, stored, registered).
+    var effectiveNames: [String] {
+        lock.withLock { cells.values.filter { $0.effective.isPresent }.map(\.name) }.sorted(by: precedesInFile)
+    }
+
+    /// Sets the registration domain's value for each name (a later registration replaces an earlier one).
+    /// Returns the names whose registered value changed.
+    func register(_ fragments: [String: [UInt8]]) -> Set<String> {
+        lock.withLock {
+            var names = Set<String>()
+            for (name, fragment) in fragments {
+                let cell = cell(named: name)
+                guard cell.registered != fragment else { continue }
+                cell.registered = fragment
+                cell.version &+= 1
+                names.insert(name)
+            }
+            return names
+        }
+    }
+
+    /// Replaces the argument domain. Returns the names whose argument value changed.
+    func setArguments(_ fragments: [String: [UInt8]]) -> Set<String> {
+        lock.withLock {
+            var names = Set<String>()
+            for cell in cells.values where cell.argument != nil && fragments[cell.name] == nil {
+                cell.argument = nil
+                cell.version &+= 1
+                names.insert(cell.name)
+            }
+            for (name, fragment) in fragments {
+                let cell = cell(named: name)
+                guard cell.argument != fragment else { continue }
+                cell.argument = fragment
+                cell.version &+= 1
+                names.insert(name)
+            }
+            return names
+        }
     }
 
     /// Removes the stored value for `name`.
@@ -371,6 +468,7 @@ final class Store: @unchecked Sendable {
             let result = try readFile(file)
             return lock.withLock {
                 diskIdentity = result?.1
+                loadFailure = nil
                 return apply(result?.0 ?? [])
             }
         }
@@ -440,6 +538,7 @@ final class Store: @unchecked Sendable {
             let result = try readFile(file)
             let changed = lock.withLock {
                 diskIdentity = result?.1
+                loadFailure = nil
                 return apply(result?.0 ?? [])
             }
             if !changed.isEmpty { queue.async { [weak self] in self?.notify(changed) } }

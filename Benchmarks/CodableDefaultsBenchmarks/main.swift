@@ -1,0 +1,2 @@
+// Placeholder: the benchmark program is being written.
+print("benchmarks")

@@ -1,0 +1,150 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension Defaults {
+    /// The environment variable that moves the directory of ``standard`` and of suites (for tests and
+    /// sandboxes): `CODABLE_DEFAULTS_DIRECTORY`. When set to a non-empty path, ``standardDirectory`` is that
+    /// path.
+    public static let directoryEnvironmentVariable = "CODABLE_DEFAULTS_DIRECTORY"
+
+    /// The directory of this program's ``standard`` store and its suites.
+    ///
+    /// - The value of ``directoryEnvironmentVariable`` when it is set and not empty;
+    /// - on Linux, `$XDG_CONFIG_HOME/<app id>` (when `XDG_CONFIG_HOME` holds an absolute path), else
+    ///   `~/.config/<app id>`;
+    /// - on Apple platforms, `Application Support/<app id>` in the user's domain.
+    ///
+    /// `<app id>` is the main bundle's identifier where there is one, else the executable's name.
+    public static var standardDirectory: URL {
+        let environment = ProcessInfo.processInfo.environment
+        if let override = environment[directoryEnvironmentVariable], !override.isEmpty {
+            return URL(fileURLWithPath: override, isDirectory: true)
+        }
+        #if canImport(Darwin)
+            let base =
+                FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
+                    "Library/Application Support")
+        #else
+            let base: URL
+            if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+                base = URL(fileURLWithPath: config, isDirectory: true)
+            } else {
+                let home = environment["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+                base = (home ?? FileManager.default.homeDirectoryForCurrentUser).appendingPathComponent(".config")
+            }
+        #endif
+        return base.appendingPathComponent(applicationIdentifier, isDirectory: true)
+    }
+
+    /// The name of this program's directory: the main bundle's identifier, else the executable's name.
+    static var applicationIdentifier: String {
+        #if canImport(Darwin)
+            if let identifier = Bundle.main.bundleIdentifier { return identifier }
+        #endif
+        let name = ProcessInfo.processInfo.processName
+        return name.isEmpty ? "codable-defaults" : name
+    }
+
+    /// The program's shared store: `defaults.json` in ``standardDirectory``, with the process's command-line
+    /// arguments as its argument domain.
+    ///
+    /// Never throws and never crashes: if the file cannot be read or parsed, `standard` serves registered and
+    /// default values, reports the error to its ``onError`` handler and through ``loadError``, and never
+    /// writes over that file (saves fail until it reads correctly again). Saved with the default
+    /// ``SaveMode``.
+    public static let standard: Defaults = {
+        let url = standardDirectory.appendingPathComponent("defaults.json")
+        return open(tolerating: url, arguments: CommandLine.arguments)
+    }()
+
+    /// Opens the store named `suiteName` beside ``standard``: `<suiteName>.json` in ``standardDirectory``.
+    ///
+    /// Suites let a program (or a group of programs) keep several stores. Unlike ``standard`` it has no
+    /// argument domain unless you pass `arguments`.
+    ///
+    /// - Parameters:
+    ///   - suiteName: The suite's name: not empty, not `.` or `..`, no `/` or NUL, at most 250 bytes of UTF-8
+    ///     (so its file name fits 255 bytes).
+    ///   - saveMode: When changes made through this `Defaults` are written.
+    ///   - arguments: Command-line arguments to read an argument domain from (`-key value` pairs), or `nil`.
+    /// - Throws: ``DefaultsError/Code-swift.struct/invalidArgument`` for a bad name, or what
+    ///   ``init(url:saveMode:arguments:maximumFileSize:maximumDepth:)`` throws.
+    public convenience init(
+        suiteName: String, saveMode: SaveMode = .default, arguments: [String]? = nil
+    ) throws(DefaultsError) {
+        let url = try Self.suiteURL(suiteName)
+        try self.init(url: url, saveMode: saveMode, arguments: arguments)
+    }
+
+    /// The file of the suite `name`, after checking the name cannot leave ``standardDirectory``.
+    static func suiteURL(_ name: String) throws(DefaultsError) -> URL {
+        func refuse(_ why: String) -> DefaultsError {
+            DefaultsError(.invalidArgument, "invalid suite name \"\(name)\": \(why)")
+        }
+        if name.isEmpty { throw refuse("it is empty") }
+        if name == "." || name == ".." { throw refuse("it names a directory") }
+        if name.contains("/") { throw refuse("it contains '/'") }
+        if name.utf8.contains(0) { throw refuse("it contains a NUL character") }
+        if name.utf8.count > 250 { throw refuse("it is longer than 250 bytes") }
+        return standardDirectory.appendingPathComponent(name + ".json")
+    }
+
+    /// The error that kept the file from loading, for a store opened without throwing (``standard``); `nil`
+    /// once the file has been read correctly.
+    public var loadError: DefaultsError? { store.loadError }
+
+    /// Opens a store without throwing: a file that fails to load gives an empty store that reports the error
+    /// and never writes over the file.
+    static func open(tolerating url: URL, arguments: [String]?) -> Defaults {
+        do {
+            return try Defaults(url: url, arguments: arguments, toleratingLoadFailure: true)
+        } catch {
+            // Only a URL that is not a file URL gets here; `standard` always builds one. Serve memory only.
+            let defaults = Defaults(store: Store(path: nil, maxFileSize: 0, maxDepth: 0), saveMode: .manual, url: nil)
+            defaults.store.setLoadError(error)
+            defaults.store.report(error)
+            return defaults
+        }
+    }
+}
+
+/// The argument domain: `-key value` pairs from a command line.
+enum ArgumentDomain {
+    /// Reads `-key value` pairs from `arguments` (the first element, the program, is skipped). A value is
+    /// parsed as JSON when it is valid JSON, else taken as a string. `--` ends the pairs; arguments starting
+    /// with `--` and a lone `-` are not keys.
+    static func parse(_ arguments: [String]) -> [String: [UInt8]] {
+        var result: [String: [UInt8]] = [:]
+        var index = 1
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--" { break }
+            guard argument.count > 1, argument.hasPrefix("-"), !argument.hasPrefix("--"),
+                index + 1 < arguments.count
+            else {
+                index += 1
+                continue
+            }
+            result[String(argument.dropFirst())] = fragment(arguments[index + 1])
+            index += 2
+        }
+        return result
+    }
+
+    /// The JSON fragment for an argument's value.
+    static func fragment(_ text: String) -> [UInt8] {
+        do {
+            return try Document.compactValue(Array(text.utf8))
+        } catch {
+            // Not JSON: the value is the text itself, as a string. This is the documented rule, not a
+            // hidden error.
+            var bytes: [UInt8] = []
+            Document.appendQuoted(text, to: &bytes)
+            return bytes
+        }
+    }
+}

@@ -1,0 +1,2 @@
+// Placeholder: the test fixture is being written.
+print("fixture")
