@@ -19,7 +19,21 @@ extension Defaults {
     ///
     /// `<app id>` is the main bundle's identifier where there is one, else the executable's name.
     public static var standardDirectory: URL {
-        let environment = ProcessInfo.processInfo.environment
+        standardDirectory(
+            environment: ProcessInfo.processInfo.environment, applicationIdentifier: applicationIdentifier)
+    }
+
+    /// The directory where the program with application identifier `identifier` keeps its ``standard``
+    /// store and suites (by the rules of ``standardDirectory``, in this process's environment). For tools
+    /// that inspect another program's settings.
+    ///
+    /// - Parameter identifier: The other program's bundle identifier or executable name.
+    public static func standardDirectory(forApplication identifier: String) -> URL {
+        standardDirectory(environment: ProcessInfo.processInfo.environment, applicationIdentifier: identifier)
+    }
+
+    /// ``standardDirectory`` for a given environment and application identifier.
+    static func standardDirectory(environment: [String: String], applicationIdentifier: String) -> URL {
         if let override = environment[directoryEnvironmentVariable], !override.isEmpty {
             return URL(fileURLWithPath: override, isDirectory: true)
         }
