@@ -27,7 +27,7 @@ extension Defaults {
     /// handler runs only when it really changed (compared with `==` for `Equatable` values, as JSON
     /// otherwise): setting an equal value again calls nothing. It runs for sets, removals, resets,
     /// ``removeAll()``, ``batch(_:)``s and ``reload()``s made in this process, and for changes other
-    /// processes saved to the file once this store notices them (at its next save or reload).
+    /// processes saved to the file: observing starts ``startWatching()``.
     ///
     /// **Delivery.** A change made in this process is delivered synchronously on the thread that made it,
     /// after the store's lock is released, before the change's call returns. Changes other processes made
@@ -89,6 +89,20 @@ extension Defaults {
         return ObservationToken(observer)
     }
 
+    /// Starts noticing changes other processes make to the file, so that reads and observers follow them
+    /// without a ``reload()``.
+    ///
+    /// Observing anything starts it too. It watches the file's directory (inotify on Linux, a dispatch
+    /// source on Apple platforms; where that is impossible, a `stat` of the file once a second) and
+    /// re-reads the file only when it is not the version this store last read or wrote, so the store's own
+    /// saves cost nothing. Observers of keys whose values changed are called on the store's own serial
+    /// queue. A file that no longer parses is reported to ``onError`` once per version; the store keeps its
+    /// last good state and never writes over the broken file. Watching stops when the last `Defaults` on
+    /// the file goes away. Does nothing for an in-memory store.
+    public func startWatching() {
+        store.startWatching()
+    }
+
     /// The values of `key` as an asynchronous sequence: the current value first, then each new value.
     ///
     /// The sequence never ends by itself. It ends, and releases its observer, when the task iterating it is
@@ -115,11 +129,17 @@ extension Defaults {
 ///
 /// `Sendable`: cancel from any thread. Once ``cancel()`` returns, the handler is never called again (a
 /// call running on another thread is waited for; cancelling from inside the handler is fine).
+///
+/// A token keeps its store open (and its file watched): observing a store you no longer hold any other
+/// reference to still works.
 public final class ObservationToken: Sendable {
     private let observer: Observer
+    /// Keeps the store, and so the observation, alive as long as the token.
+    private let store: Store?
 
     init(_ observer: Observer) {
         self.observer = observer
+        self.store = observer.store
     }
 
     deinit {

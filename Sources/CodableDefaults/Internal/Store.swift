@@ -39,6 +39,10 @@ final class Store: @unchecked Sendable {
     private(set) var observerCount = 0
     private var errorHandler: @Sendable (DefaultsError) -> Void = Store.printError
     private var timer = SaveTimer()
+    /// Notices outside changes to the file; started by the first observer or by `startWatching()`.
+    private var watcher: FileWatcher?
+    /// The version of the file whose parse error was last reported by the watcher (reported once).
+    private var reportedBadIdentity: FileIdentity?
     /// Why the file failed to load, for a store opened without throwing; cleared by a successful read.
     private var loadFailure: DefaultsError?
     /// How many times the file was written (for tests and benchmarks).
@@ -74,6 +78,7 @@ final class Store: @unchecked Sendable {
     }
 
     deinit {
+        watcher?.stop()
         if file != nil && lock.withLock({ !dirty.isEmpty }) {
             do { try save() } catch { report(error) }
         }
@@ -629,6 +634,7 @@ final class Store: @unchecked Sendable {
             cell(named: name).observers.append(observer)
             observerCount += 1
         }
+        startWatching()
     }
 
     /// Unregisters an observer of one name.
@@ -648,6 +654,7 @@ final class Store: @unchecked Sendable {
             allObservers.append(observer)
             observerCount += 1
         }
+        startWatching()
     }
 
     /// Unregisters an observer of every change.
@@ -672,6 +679,60 @@ final class Store: @unchecked Sendable {
             return observers
         }
         for observer in observers { observer.deliver(names: names) }
+    }
+
+    // MARK: Watching
+
+    /// Starts noticing outside changes to the file (no-op for an in-memory store or when already started).
+    func startWatching() {
+        guard let file else { return }
+        let watcher: FileWatcher? = lock.withLock {
+            guard self.watcher == nil else { return nil }
+            let watcher = FileWatcher(directory: file.directory, name: file.name, queue: queue) { [weak self] in
+                self?.checkFile()
+            }
+            self.watcher = watcher
+            return watcher
+        }
+        watcher?.start()
+    }
+
+    /// Whether the store watches its file (for tests).
+    var isWatching: Bool { lock.withLock { watcher != nil } }
+
+    /// Whether the watcher runs on its `stat` fallback (for tests).
+    var isPolling: Bool { lock.withLock { watcher }?.isPolling ?? false }
+
+    /// Re-reads the file if it is not the version this store last read or wrote, and notifies observers
+    /// of what changed. Runs on the store's queue. A file that does not parse is reported once per version
+    /// and leaves the store as it was.
+    func checkFile() {
+        guard let file else { return }
+        do throws(DefaultsError) {
+            let changed = try saveLock.withLock { () throws(DefaultsError) -> Set<String> in
+                let identity = try file.currentIdentity()
+                let known = lock.withLock {
+                    identity == diskIdentity || (identity != nil && identity == reportedBadIdentity)
+                }
+                if known { return [] }
+                let result: ([DocumentMember], FileIdentity?)?
+                do throws(DefaultsError) {
+                    result = try readFile(file)
+                } catch {
+                    lock.withLock { reportedBadIdentity = identity }
+                    throw error
+                }
+                return lock.withLock {
+                    diskIdentity = result?.1
+                    loadFailure = nil
+                    reportedBadIdentity = nil
+                    return apply(result?.0 ?? [])
+                }
+            }
+            notify(changed)
+        } catch {
+            report(error)
+        }
     }
 
     // MARK: Scheduling

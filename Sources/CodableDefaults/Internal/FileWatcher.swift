@@ -1,0 +1,289 @@
+import Dispatch
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Tells a store when its file may have been changed by someone else: another process's save, the
+/// command-line tool, a person editing, replacing (`mv`) or deleting and recreating it.
+///
+/// It watches the file's directory, not the file (a watch on the file itself would die at the first
+/// rename): with inotify on Linux (one inotify descriptor for the whole process) and a `DispatchSource`
+/// on the directory on Apple platforms. Where that is impossible (the directory does not exist yet, the
+/// system's watch limit is reached) it falls back to comparing the file's `stat` once a second, and keeps
+/// trying to upgrade. The callback only says "look again": the store compares the file's identity with the
+/// version it last read or wrote, so its own writes are not mistaken for outside changes.
+final class FileWatcher: @unchecked Sendable {
+    private let directory: String
+    private let name: String
+    private let queue: DispatchQueue
+    private let onChange: @Sendable () -> Void
+    private let lock = Lock()
+    // Guarded by `lock`.
+    private var running = false
+    private var registration: (any WatchRegistration)?
+    private var poller: (any DispatchSourceTimer)?
+
+    /// How often the fallback compares the file's `stat`.
+    static let pollInterval: DispatchTimeInterval = .seconds(1)
+
+    /// Creates a stopped watcher for `directory/name`; `onChange` runs on `queue`.
+    init(directory: String, name: String, queue: DispatchQueue, onChange: @escaping @Sendable () -> Void) {
+        self.directory = directory
+        self.name = name
+        self.queue = queue
+        self.onChange = onChange
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Whether the watcher is running on the stat fallback rather than on events (for tests).
+    var isPolling: Bool { lock.withLock { poller != nil } }
+
+    /// Starts watching. Calling it again does nothing.
+    func start() {
+        lock.withLock {
+            guard !running else { return }
+            running = true
+            upgradeOrPoll()
+        }
+    }
+
+    /// Stops watching and releases every descriptor. Calling it again does nothing.
+    func stop() {
+        lock.withLock {
+            running = false
+            registration?.cancel()
+            registration = nil
+            poller?.cancel()
+            poller = nil
+        }
+    }
+
+    /// Tries to watch with events; on failure, polls. Call with the lock held.
+    private func upgradeOrPoll() {
+        guard running, registration == nil else { return }
+        let registration = DirectoryEvents.register(directory: directory, name: name, queue: queue) {
+            [weak self] event in
+            self?.handle(event)
+        }
+        if let registration {
+            self.registration = registration
+            poller?.cancel()
+            poller = nil
+            // The file may have changed between the store's last read and the watch starting.
+            queue.async { [onChange] in onChange() }
+        } else if poller == nil {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval)
+            timer.setEventHandler { [weak self] in self?.poll() }
+            timer.resume()
+            poller = timer
+        }
+    }
+
+    private func handle(_ event: DirectoryEvents.Event) {
+        switch event {
+        case .changed:
+            onChange()
+        case .directoryGone:
+            lock.withLock {
+                registration = nil
+                upgradeOrPoll()
+            }
+            onChange()
+        }
+    }
+
+    private func poll() {
+        lock.withLock { upgradeOrPoll() }
+        onChange()
+    }
+}
+
+/// A live directory watch; cancel it to stop the events.
+protocol WatchRegistration: AnyObject, Sendable {
+    /// Stops the events and releases what the watch holds.
+    func cancel()
+}
+
+#if canImport(Glibc) || canImport(Musl)
+    /// The process's one inotify descriptor, shared by every store: watches are counted per directory,
+    /// events are routed to the registrations for the file name they concern.
+    final class DirectoryEvents: @unchecked Sendable {
+        /// What a registration is told.
+        enum Event {
+            /// Something happened to the file (written and closed, moved in or out, created, deleted).
+            case changed
+            /// The directory itself went away; the registration is dead.
+            case directoryGone
+        }
+
+        private final class Registration: WatchRegistration, @unchecked Sendable {
+            let descriptor: Int32
+            let name: String
+            let queue: DispatchQueue
+            let handler: @Sendable (Event) -> Void
+
+            init(descriptor: Int32, name: String, queue: DispatchQueue, handler: @escaping @Sendable (Event) -> Void) {
+                self.descriptor = descriptor
+                self.name = name
+                self.queue = queue
+                self.handler = handler
+            }
+
+            func cancel() {
+                DirectoryEvents.shared?.remove(self)
+            }
+        }
+
+        private static let mask: UInt32 = UInt32(
+            IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
+                | IN_ONLYDIR)
+
+        /// The shared instance, or `nil` when inotify is not available (then everyone polls).
+        static let shared: DirectoryEvents? = DirectoryEvents()
+
+        private let fd: Int32
+        private let source: any DispatchSourceRead
+        private let lock = Lock()
+        private var registrations: [Int32: [Registration]] = [:]
+
+        private init?() {
+            fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+            guard fd >= 0 else { return nil }
+            source = DispatchSource.makeReadSource(
+                fileDescriptor: fd, queue: DispatchQueue(label: "CodableDefaults.inotify"))
+            source.setEventHandler { [unowned(unsafe) self] in self.drain() }
+            source.resume()
+        }
+
+        /// Registers for events about `directory/name`, or returns `nil` if the directory cannot be watched.
+        static func register(
+            directory: String, name: String, queue: DispatchQueue, handler: @escaping @Sendable (Event) -> Void
+        ) -> (any WatchRegistration)? {
+            guard let shared else { return nil }
+            return shared.add(directory: directory, name: name, queue: queue, handler: handler)
+        }
+
+        private func add(
+            directory: String, name: String, queue: DispatchQueue, handler: @escaping @Sendable (Event) -> Void
+        ) -> Registration? {
+            lock.withLock {
+                let descriptor = inotify_add_watch(fd, directory, Self.mask)
+                guard descriptor >= 0 else { return nil }
+                let registration = Registration(descriptor: descriptor, name: name, queue: queue, handler: handler)
+                registrations[descriptor, default: []].append(registration)
+                return registration
+            }
+        }
+
+        private func remove(_ registration: Registration) {
+            lock.withLock {
+                guard var list = registrations[registration.descriptor],
+                    let index = list.firstIndex(where: { $0 === registration })
+                else { return }
+                list.remove(at: index)
+                if list.isEmpty {
+                    registrations[registration.descriptor] = nil
+                    inotify_rm_watch(fd, registration.descriptor)
+                } else {
+                    registrations[registration.descriptor] = list
+                }
+            }
+        }
+
+        /// Reads every pending event and routes it.
+        private func drain() {
+            let capacity = 64 * 1024
+            let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+            defer { buffer.deallocate() }
+            while true {
+                let count = read(fd, buffer, capacity)
+                if count < 0 && Sys.errno == EINTR { continue }
+                guard count > 0 else { return }
+                var offset = 0
+                var deliveries: [(Registration, Event)] = []
+                lock.withLock {
+                    while offset + MemoryLayout<inotify_event>.size <= count {
+                        let event = (buffer + offset).loadUnaligned(as: inotify_event.self)
+                        let nameStart = buffer + offset + MemoryLayout<inotify_event>.size
+                        let nameLength = Int(event.len)
+                        offset += MemoryLayout<inotify_event>.size + nameLength
+                        let list = registrations[event.wd] ?? []
+                        if event.mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+                            // The directory is gone (or moved away): these watches are over.
+                            for registration in list { deliveries.append((registration, .directoryGone)) }
+                            registrations[event.wd] = nil
+                            continue
+                        }
+                        if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                            for registrations in registrations.values {
+                                for registration in registrations { deliveries.append((registration, .changed)) }
+                            }
+                            continue
+                        }
+                        guard nameLength > 0 else { continue }
+                        let bytes = UnsafeRawBufferPointer(start: nameStart, count: nameLength)
+                        let name = String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+                        for registration in list where registration.name == name {
+                            deliveries.append((registration, .changed))
+                        }
+                    }
+                }
+                for (registration, event) in deliveries {
+                    registration.queue.async { registration.handler(event) }
+                }
+            }
+        }
+    }
+#else
+    /// Directory events on Apple platforms: a `DispatchSource` on the directory's descriptor, which fires
+    /// when entries are added, removed or renamed. (An in-place rewrite of the file is caught by the
+    /// `stat` comparison the store makes on each event, and by the next rename.)
+    final class DirectoryEvents {
+        /// What a registration is told.
+        enum Event {
+            /// Something in the directory changed.
+            case changed
+            /// The directory itself went away; the registration is dead.
+            case directoryGone
+        }
+
+        private final class Registration: WatchRegistration, @unchecked Sendable {
+            let source: any DispatchSourceFileSystemObject
+
+            init(source: any DispatchSourceFileSystemObject) {
+                self.source = source
+            }
+
+            func cancel() {
+                source.cancel()
+            }
+        }
+
+        /// Registers for events about `directory`, or returns `nil` if it cannot be watched.
+        static func register(
+            directory: String, name: String, queue: DispatchQueue, handler: @escaping @Sendable (Event) -> Void
+        ) -> (any WatchRegistration)? {
+            let fd = open(directory, O_EVTONLY | O_CLOEXEC)
+            guard fd >= 0 else { return nil }
+            let source = DispatchSource.makeFileSystemObjectSource(
+                fileDescriptor: fd, eventMask: [.write, .delete, .rename, .revoke], queue: queue)
+            source.setEventHandler { [unowned source] in
+                let gone = !source.data.intersection([.delete, .rename, .revoke]).isEmpty
+                handler(gone ? .directoryGone : .changed)
+                if gone { source.cancel() }
+            }
+            source.setCancelHandler { close(fd) }
+            source.resume()
+            return Registration(source: source)
+        }
+    }
+#endif

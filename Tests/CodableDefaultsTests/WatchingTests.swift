@@ -1,0 +1,169 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import CodableDefaults
+
+/// Outside changes to the file reach the store and its observers.
+@Suite struct WatchingTests {
+    /// A store on `url` with an observer of `.count` recording new values.
+    func observed(_ url: URL) throws -> (Defaults, Recorder<Int>, ObservationToken) {
+        let defaults = try openFresh(url)
+        let seen = Recorder<Int>()
+        let token = defaults.observe(.count) { seen.append($0.newValue) }
+        return (defaults, seen, token)
+    }
+
+    @Test func watchingStartsWithTheFirstObserver() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file())
+        #expect(!defaults.store.isWatching)
+        let token = defaults.observeAll { _ in }
+        #expect(defaults.store.isWatching)
+        _ = token
+        #expect(!Defaults.inMemory().store.isWatching)
+    }
+
+    @Test func anotherStoresSaveIsNoticedWithoutASaveOrReload() async throws {
+        let dir = try TemporaryDirectory()
+        let (mine, seen, token) = try observed(dir.file())
+        let theirs = try openFresh(dir.file())
+        theirs[.count] = 3
+        try theirs.flush()
+        #expect(try await eventually { seen.values == [3] })
+        #expect(mine[.count] == 3)
+        theirs[.count] = 4
+        try theirs.flush()
+        #expect(try await eventually { seen.values == [3, 4] })
+        _ = token
+    }
+
+    @Test func replacingTheFileWithMvIsNoticed() async throws {
+        let dir = try TemporaryDirectory()
+        let (_, seen, token) = try observed(dir.file())
+        try write("{\"count\": 11}", to: dir.file("elsewhere.json"))
+        #expect(rename(dir.file("elsewhere.json").path, dir.file().path) == 0)
+        #expect(try await eventually { seen.values == [11] })
+        _ = token
+    }
+
+    @Test func rewritingTheFileInPlaceIsNoticed() async throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"count\": 1}", to: dir.file())
+        let (_, seen, token) = try observed(dir.file())
+        let handle = try FileHandle(forWritingTo: dir.file())
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: Data("{\"count\": 2}".utf8))
+        try handle.close()
+        #expect(try await eventually { seen.values == [2] })
+        _ = token
+    }
+
+    @Test func deletingAndRecreatingTheFileIsNoticed() async throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"count\": 5}", to: dir.file())
+        let (mine, seen, token) = try observed(dir.file())
+        try FileManager.default.removeItem(at: dir.file())
+        #expect(try await eventually { seen.values == [0] })
+        #expect(!mine.hasStoredValue(.count))
+        try write("{\"count\": 6}", to: dir.file())
+        #expect(try await eventually { seen.values == [0, 6] })
+        _ = token
+    }
+
+    @Test func invalidOutsideEditIsReportedOnceAndNeverOverwritten() async throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"count\": 1}", to: dir.file())
+        let (mine, seen, token) = try observed(dir.file())
+        let errors = ErrorLog()
+        mine.onError = errors.handler
+        // Atomically, so the store can only ever see one bad version (an in-place write has an empty one too).
+        try Data("{\"count\": 2,".utf8).write(to: dir.file(), options: .atomic)
+        #expect(try await eventually { errors.errors.count == 1 })
+        #expect(errors.errors.first?.code == .invalidJSON)
+        #expect(mine[.count] == 1, "the last good state stays")
+        mine[.volume] = 0.2
+        #expect(throws: DefaultsError.self) { try mine.flush() }
+        #expect(try text(dir.file()) == "{\"count\": 2,")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(errors.errors.count == 1, "reported once per version of the file: \(errors.errors)")
+
+        try write("{\"count\": 3}", to: dir.file())
+        #expect(try await eventually { seen.values == [3] })
+        try mine.flush()
+        #expect(try text(dir.file()) == "{\n  \"count\": 3,\n  \"volume\": 0.2\n}\n")
+        _ = token
+    }
+
+    @Test func ownWritesDoNotComeBackAsOutsideChanges() async throws {
+        let dir = try TemporaryDirectory()
+        let (mine, seen, token) = try observed(dir.file())
+        let all = Recorder<Set<String>>()
+        let allToken = mine.observeAll { all.append($0) }
+        for value in 1...5 {
+            mine[.count] = value
+            try mine.flush()
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(seen.values == [1, 2, 3, 4, 5])
+        #expect(all.values.count == 5)
+        _ = (token, allToken)
+    }
+
+    @Test func twoObservingWritersDoNotPingPong() async throws {
+        let dir = try TemporaryDirectory()
+        let a = try openFresh(dir.file(), saveMode: .immediate)
+        let b = try openFresh(dir.file(), saveMode: .immediate)
+        // Each mirrors what it sees into the file again: with real change detection this settles at once.
+        let aSeen = Recorder<Int>()
+        let bSeen = Recorder<Int>()
+        let aToken = a.observe(.count) { change in
+            aSeen.append(change.newValue)
+            a[.count] = change.newValue
+        }
+        let bToken = b.observe(.count) { change in
+            bSeen.append(change.newValue)
+            b[.count] = change.newValue
+        }
+        a[.count] = 1
+        #expect(try await eventually { bSeen.values == [1] })
+        let writes = a.store.writeCount + b.store.writeCount
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(a.store.writeCount + b.store.writeCount == writes)
+        #expect(aSeen.values == [1])
+        _ = (aToken, bToken)
+    }
+
+    @Test func missingDirectoryFallsBackToPollingAndStillNotices() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.url.appendingPathComponent("later/settings.json")
+        let (mine, seen, token) = try observed(url)
+        #expect(try await eventually { mine.store.isPolling })
+        let theirs = try openFresh(url)
+        theirs[.count] = 9
+        try theirs.flush()
+        #expect(try await eventually { seen.values == [9] })
+        // Once the directory exists, it upgrades to events.
+        #expect(try await eventually { !mine.store.isPolling })
+        _ = token
+    }
+
+    @Test func openingAndClosingManyWatchedStoresLeaksNothing() throws {
+        let dir = try TemporaryDirectory()
+        func descriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count }
+        // Warm up the shared watcher so its one descriptor is not counted as a leak.
+        do {
+            let (_, _, token) = try observed(dir.file("warm.json"))
+            _ = token
+        }
+        let before = try descriptors()
+        for index in 0..<200 {
+            let (defaults, _, token) = try observed(dir.file("s\(index).json"))
+            defaults[.count] = index
+            try defaults.flush()
+            token.cancel()
+        }
+        let after = try descriptors()
+        #expect(after <= before + 2, "descriptors before: \(before), after: \(after)")
+    }
+}
