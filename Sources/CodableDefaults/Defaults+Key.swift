@@ -21,9 +21,24 @@ extension Defaults {
         /// A number unique to this key object for the life of the process; the store's cache is indexed by it.
         let id: Int
 
+        /// The stores holding a cache slot for this key, so the slots can go when the key does.
+        private let trackingLock = Lock()
+        nonisolated(unsafe) private var stores: [ObjectIdentifier: WeakStore] = [:]
+
         init(name: String) {
             self.name = name
             self.id = KeyIdentity.next()
+        }
+
+        deinit {
+            let stores = trackingLock.withLock { self.stores.values.compactMap(\.store) }
+            for store in stores { store.forgetSlot(id) }
+        }
+
+        /// Notes that `store` made a cache slot for this key. Called with the store's lock held; takes only
+        /// the key's own lock, which is never held while calling into a store.
+        func track(_ store: Store) {
+            trackingLock.withLock { stores[ObjectIdentifier(store)] = WeakStore(store) }
         }
     }
 

@@ -184,7 +184,7 @@ final class Store: @unchecked Sendable {
                 lock.unlock()
                 continue
             }
-            slots[key.id] = Slot(cell: cell, version: version, value: value, error: error)
+            install(Slot(cell: cell, version: version, value: value, error: error), for: key)
             lock.unlock()
             if let error { report(error) }
             return (value, error)
@@ -266,7 +266,7 @@ final class Store: @unchecked Sendable {
             slot.error = nil
             slot.version = cell.version
         } else {
-            slots[key.id] = Slot(cell: cell, version: cell.version, value: value, error: nil)
+            install(Slot(cell: cell, version: cell.version, value: value, error: nil), for: key)
         }
         return outcome(cell)
     }
@@ -279,7 +279,7 @@ final class Store: @unchecked Sendable {
         if case .raw(let old) = cell.stored, old == fragment { return .unchanged }
         store(.raw(fragment), in: cell)
         if cell.argument == nil {
-            slots[key.id] = Slot(cell: cell, version: cell.version, value: value, error: nil)
+            install(Slot(cell: cell, version: cell.version, value: value, error: nil), for: key)
         }
         return outcome(cell)
     }
@@ -393,6 +393,19 @@ final class Store: @unchecked Sendable {
     private func outcome(_ cell: Cell) -> Outcome {
         cell.observers.isEmpty && allObservers.isEmpty ? .changed : .changedObserved
     }
+
+    /// Puts a key's cache slot in place. Call with the lock held.
+    private func install(_ slot: AnySlot, for key: Defaults.Keys) {
+        if slots.updateValue(slot, forKey: key.id) == nil { key.track(self) }
+    }
+
+    /// Drops the cache slot of a key object that no longer exists.
+    func forgetSlot(_ id: Int) {
+        lock.withLock { _ = slots.removeValue(forKey: id) }
+    }
+
+    /// How many typed cache slots the store holds (for tests).
+    var slotCount: Int { lock.withLock { slots.count } }
 
     /// The cell for `name`, created on first use. Call with the lock held.
     @inline(__always)

@@ -8,12 +8,13 @@
 
 /// The stores open in this process, one per file path, so that every ``Defaults`` on one file shares one
 /// in-memory state. Holds them weakly; flushes the live ones at normal process exit.
-enum StoreRegistry {
-    private final class WeakStore {
-        weak var store: Store?
-        init(_ store: Store) { self.store = store }
-    }
+/// A weak reference to a store.
+final class WeakStore {
+    weak var store: Store?
+    init(_ store: Store) { self.store = store }
+}
 
+enum StoreRegistry {
     private static let lock = Lock()
     nonisolated(unsafe) private static var stores: [String: WeakStore] = [:]
     nonisolated(unsafe) private static var exitHookInstalled = false
