@@ -56,8 +56,10 @@ extension Defaults {
     public func batch<E: Error>(_ body: (Batch) throws(E) -> Void) throws(E) {
         let batch = Batch(defaults: self)
         try body(batch)
-        guard !batch.changes.isEmpty else { return }
-        let names = store.commit(batch.changes)
+        var changes = batch.changes
+        if changes.removeValue(forKey: Self.schemaVersionKey) != nil { refuseReserved(Self.schemaVersionKey) }
+        guard !changes.isEmpty else { return }
+        let names = store.commit(changes)
         guard !names.isEmpty else { return }
         saveReporting()
         store.notify(names)

@@ -21,6 +21,9 @@ extension Defaults {
         /// A number unique to this key object for the life of the process; the store's cache is indexed by it.
         let id: Int
 
+        /// Whether the name is the reserved ``Defaults/schemaVersionKey``.
+        let isReserved: Bool
+
         /// The stores holding a cache slot for this key, so the slots can go when the key does.
         private let trackingLock = Lock()
         nonisolated(unsafe) private var stores: [ObjectIdentifier: WeakStore] = [:]
@@ -28,6 +31,7 @@ extension Defaults {
         init(name: String) {
             self.name = name
             self.id = KeyIdentity.next()
+            self.isReserved = name == Defaults.schemaVersionKey
         }
 
         deinit {

@@ -86,7 +86,7 @@ extension Defaults {
     ///   - saveMode: When changes made through this `Defaults` are written.
     ///   - arguments: Command-line arguments to read an argument domain from (`-key value` pairs), or `nil`.
     /// - Throws: ``DefaultsError/Code-swift.struct/invalidArgument`` for a bad name, or what
-    ///   ``init(url:saveMode:arguments:maximumFileSize:maximumDepth:)`` throws.
+    ///   ``init(url:saveMode:arguments:options:)`` throws.
     public convenience init(
         suiteName: String, saveMode: SaveMode = .default, arguments: [String]? = nil
     ) throws(DefaultsError) {
@@ -118,7 +118,7 @@ extension Defaults {
             return try Defaults(url: url, arguments: arguments, toleratingLoadFailure: true)
         } catch {
             // Only a URL that is not a file URL gets here; `standard` always builds one. Serve memory only.
-            let defaults = Defaults(store: Store(path: nil, maxFileSize: 0, maxDepth: 0), saveMode: .manual, url: nil)
+            let defaults = Defaults(store: Store(path: nil, options: .default), saveMode: .manual, url: nil)
             defaults.store.setLoadError(error)
             defaults.store.report(error)
             return defaults

@@ -24,6 +24,10 @@ extension Defaults {
         var fragments: [String: [UInt8]] = [:]
         let encoder = Codec.makeEncoder()
         for (name, value) in registrationDictionary {
+            if name == Self.schemaVersionKey {
+                refuseReserved(name)
+                continue
+            }
             do {
                 fragments[name] = try Codec.encode(value, key: name, encoder: encoder)
             } catch {
@@ -62,6 +66,7 @@ extension Defaults {
     ///   - value: Any `Codable & Sendable` value, or `nil`.
     ///   - name: The key's name.
     public func set<Value: Codable & Sendable>(_ value: Value?, forKey name: String) {
+        if name == Self.schemaVersionKey { return refuseReserved(name) }
         let outcome = store.set(
             untyped: value.flatMap { ($0 as? any OptionalValue)?.isNil == true ? nil : $0 }, name: name)
         changed(outcome, name: name)
@@ -71,6 +76,7 @@ extension Defaults {
     ///
     /// - Parameter name: The key's name.
     public func removeValue(forKey name: String) {
+        if name == Self.schemaVersionKey { return refuseReserved(name) }
         changed(store.remove(name), name: name)
     }
 

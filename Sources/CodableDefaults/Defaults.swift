@@ -49,12 +49,6 @@ public final class Defaults: Sendable {
         public static let `default` = SaveMode.afterIdle(.milliseconds(500))
     }
 
-    /// The default limit on the size of a store file: 64 MiB.
-    public static let defaultMaximumFileSize = 64 << 20
-
-    /// The default limit on how deeply arrays and objects may nest in a store file: 512.
-    public static let defaultMaximumDepth = 512
-
     let store: Store
 
     /// When changes made through this `Defaults` are written.
@@ -67,7 +61,7 @@ public final class Defaults: Sendable {
     ///
     /// A missing file is an empty store; the file (and its directory, mode 0700) are created by the first
     /// save, with mode 0600. If the file is already open in this process, the new `Defaults` shares its
-    /// in-memory state (and the limits it was opened with).
+    /// in-memory state (and the options it was opened with).
     ///
     /// - Parameters:
     ///   - url: A file URL. A symbolic link is followed: the store reads and writes the file it points to.
@@ -76,30 +70,27 @@ public final class Defaults: Sendable {
     ///   - arguments: Command-line arguments to take an argument domain from (`-key value` pairs; see
     ///     <doc:ComingFromUserDefaults>), usually `CommandLine.arguments`; `nil` for none. The argument domain
     ///     belongs to the file's store, shared by every `Defaults` on the file.
-    ///   - maximumFileSize: Files larger than this many bytes are refused.
-    ///   - maximumDepth: Files whose arrays and objects nest deeper than this are refused.
+    ///   - options: Limits, the policy for an unreadable file, and migrations; see ``Options``.
     /// - Throws: ``DefaultsError`` when the URL is not a file URL, or the file exists but cannot be read
-    ///   (`readFailed`, `notARegularFile`, `fileTooLarge`) or parsed (`invalidJSON`, with line and column).
-    ///   Nothing is ever written to a file that failed to load.
+    ///   (`readFailed`, `notARegularFile`, `fileTooLarge`) or parsed (`invalidJSON`, with line and column),
+    ///   or a migration fails (`migrationFailed`, `unsupportedSchemaVersion`). Nothing is ever written to a
+    ///   file that failed to load.
     public convenience init(
-        url: URL, saveMode: SaveMode = .default, arguments: [String]? = nil,
-        maximumFileSize: Int = Defaults.defaultMaximumFileSize, maximumDepth: Int = Defaults.defaultMaximumDepth
+        url: URL, saveMode: SaveMode = .default, arguments: [String]? = nil, options: Options = .default
     ) throws(DefaultsError) {
         try self.init(
-            url: url, saveMode: saveMode, arguments: arguments, maximumFileSize: maximumFileSize,
-            maximumDepth: maximumDepth, toleratingLoadFailure: false)
+            url: url, saveMode: saveMode, arguments: arguments, options: options, toleratingLoadFailure: false)
     }
 
     /// Opens a store; with `toleratingLoadFailure`, a file that fails to load gives an empty store that
     /// reports the error (see ``loadError``) instead of throwing.
     convenience init(
-        url: URL, saveMode: SaveMode = .default, arguments: [String]?,
-        maximumFileSize: Int = Defaults.defaultMaximumFileSize, maximumDepth: Int = Defaults.defaultMaximumDepth,
+        url: URL, saveMode: SaveMode = .default, arguments: [String]?, options: Options = .default,
         toleratingLoadFailure: Bool
     ) throws(DefaultsError) {
         let path = try Self.resolve(url)
         let store = try StoreRegistry.store(for: path) { () throws(DefaultsError) -> Store in
-            let store = Store(path: path, maxFileSize: maximumFileSize, maxDepth: maximumDepth)
+            let store = Store(path: path, options: options)
             do throws(DefaultsError) {
                 try store.load()
             } catch {
@@ -123,7 +114,7 @@ public final class Defaults: Sendable {
     ///
     /// Each call makes a new, empty, independent store. ``flush()`` and ``reload()`` do nothing.
     public static func inMemory() -> Defaults {
-        Defaults(store: Store(path: nil, maxFileSize: 0, maxDepth: defaultMaximumDepth), saveMode: .manual, url: nil)
+        Defaults(store: Store(path: nil, options: .default), saveMode: .manual, url: nil)
     }
 
     /// An absolute, symlink-free path for a file URL.
@@ -163,7 +154,10 @@ public final class Defaults: Sendable {
     /// key is set or removed. Use ``value(for:)`` to get the error thrown instead.
     public subscript<Value>(key: Key<Value>) -> Value {
         get { store.value(for: key) }
-        set { changed(store.set(newValue, for: key), name: key.name) }
+        set {
+            if key.isReserved { return refuseReserved(key.name) }
+            changed(store.set(newValue, for: key), name: key.name)
+        }
     }
 
     /// The value for `key`, throwing when the stored value does not decode (the loud read).
@@ -183,6 +177,7 @@ public final class Defaults: Sendable {
     /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` (nothing is stored), or with `.immediate`
     ///   the save's error (the value stays stored in memory and pending).
     public func set<Value>(_ value: Value, for key: Key<Value>) throws(DefaultsError) {
+        if key.isReserved { throw Self.reservedError(key.name) }
         let outcome: Store.Outcome
         if key.isNil(value) {
             outcome = store.remove(key.name)
@@ -207,7 +202,13 @@ public final class Defaults: Sendable {
     /// - Parameter keys: The keys to reset.
     public func reset(_ keys: [Keys]) {
         var names = Set<String>()
-        for key in keys where store.remove(key.name) != .unchanged { names.insert(key.name) }
+        for key in keys {
+            if key.isReserved {
+                refuseReserved(key.name)
+            } else if store.remove(key.name) != .unchanged {
+                names.insert(key.name)
+            }
+        }
         guard !names.isEmpty else { return }
         saveReporting()
         store.notify(names)
@@ -262,6 +263,17 @@ public final class Defaults: Sendable {
             saveReporting()
             store.notify([name])
         }
+    }
+
+    /// The error for an attempt to set or remove the reserved member.
+    static func reservedError(_ name: String) -> DefaultsError {
+        DefaultsError(
+            .reservedKey, "the key is reserved for the file's schema version and cannot be set or removed", key: name)
+    }
+
+    /// Reports an attempt to set or remove the reserved member.
+    func refuseReserved(_ name: String) {
+        store.report(Self.reservedError(name))
     }
 
     /// Applies the save mode after a change, reporting a failed `.immediate` save to ``onError``.

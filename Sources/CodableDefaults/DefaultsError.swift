@@ -42,6 +42,15 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let decodingFailed = Code(rawValue: "decodingFailed")
         /// A value could not be encoded as JSON; it was not stored.
         public static let encodingFailed = Code(rawValue: "encodingFailed")
+        /// An unreadable store file was renamed aside (``DefaultsError/path`` is its new path) and the store
+        /// started empty, as ``Defaults/UnreadableFilePolicy/moveAside`` asks.
+        public static let fileMovedAside = Code(rawValue: "fileMovedAside")
+        /// A migration step threw; the file is untouched and the store did not open.
+        public static let migrationFailed = Code(rawValue: "migrationFailed")
+        /// The file's schema version is newer than this program's migrations know; it is not touched.
+        public static let unsupportedSchemaVersion = Code(rawValue: "unsupportedSchemaVersion")
+        /// The key is reserved by the library (``Defaults/schemaVersionKey``) and cannot be set or removed.
+        public static let reservedKey = Code(rawValue: "reservedKey")
         /// A path or name given to the API is not acceptable.
         public static let invalidArgument = Code(rawValue: "invalidArgument")
     }

@@ -55,7 +55,9 @@ import Testing
     @Test func fileOverTheSizeLimitIsRefused() throws {
         let dir = try TemporaryDirectory()
         try write("{\"a\": \"\(String(repeating: "x", count: 100))\"}", to: dir.file())
-        let error = #expect(throws: DefaultsError.self) { try Defaults(url: dir.file(), maximumFileSize: 64) }
+        let error = #expect(throws: DefaultsError.self) {
+            try Defaults(url: dir.file(), options: .init(maximumFileSize: 64))
+        }
         #expect(error?.code == .fileTooLarge)
         #expect(error?.path == dir.file().path)
     }

@@ -42,8 +42,10 @@ final class ErrorLog: Sendable {
 
 /// Opens a store on `url` that is not shared with other `Defaults` in this process, as another process
 /// would: a fresh read of the file.
-func openFresh(_ url: URL, saveMode: Defaults.SaveMode = .manual) throws -> Defaults {
-    let store = Store(path: url.path, maxFileSize: Defaults.defaultMaximumFileSize, maxDepth: 512)
+func openFresh(_ url: URL, saveMode: Defaults.SaveMode = .manual, options: Defaults.Options = .default) throws
+    -> Defaults
+{
+    let store = Store(path: url.path, options: options)
     try store.load()
     return Defaults(store: store, saveMode: saveMode, url: url)
 }

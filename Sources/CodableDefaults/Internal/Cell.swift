@@ -44,8 +44,12 @@ final class Cell {
     /// `  "name": ` as bytes, made once.
     private var memberPrefix: [UInt8]?
 
+    /// Whether this is the reserved schema-version member, hidden from the key API.
+    let isReserved: Bool
+
     init(name: String) {
         self.name = name
+        self.isReserved = name == Defaults.schemaVersionKey
     }
 
     /// The bytes that introduce this member in the file: two spaces, the quoted name, a colon and a space.

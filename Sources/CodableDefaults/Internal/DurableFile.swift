@@ -225,6 +225,34 @@ struct DurableFile: Sendable {
         return FileIdentity(info)
     }
 
+    /// Renames the file to `<name>.corrupt-<timestamp>` (with a counter if that exists) and `fsync`s the
+    /// directory. Call holding the lock.
+    ///
+    /// - Returns: The new path.
+    /// - Throws: ``DefaultsError/Code-swift.struct/writeFailed`` with the `errno`.
+    func moveAside() throws(DefaultsError) -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var time = tm()
+        var seconds = now.tv_sec
+        gmtime_r(&seconds, &time)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let date = "\(time.tm_year + 1900)" + two(time.tm_mon + 1) + two(time.tm_mday)
+        let stamp = date + "T" + two(time.tm_hour) + two(time.tm_min) + two(time.tm_sec) + "Z"
+        var candidate = path + ".corrupt-" + stamp
+        var counter = 1
+        var info = stat()
+        while lstat(candidate, &info) == 0 {
+            counter += 1
+            candidate = path + ".corrupt-" + stamp + "-\(counter)"
+        }
+        if rename(path, candidate) != 0 {
+            throw failure(.writeFailed, "cannot move the unreadable store file aside", errno: Sys.errno)
+        }
+        try syncDirectory()
+        return candidate
+    }
+
     /// `fsync`s the directory so that a rename in it survives a power loss.
     private func syncDirectory() throws(DefaultsError) {
         let fd = Sys.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

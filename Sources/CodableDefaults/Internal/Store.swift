@@ -13,10 +13,12 @@ import Dispatch
 final class Store: @unchecked Sendable {
     /// The file layer, or `nil` for an in-memory store.
     let file: DurableFile?
+    /// Limits, the unreadable-file policy and migrations.
+    let options: Defaults.Options
     /// The size limit for reading the file.
-    let maxFileSize: Int
+    var maxFileSize: Int { options.maximumFileSize }
     /// The nesting limit for parsing the file.
-    let maxDepth: Int
+    var maxDepth: Int { options.maximumDepth }
 
     let lock = Lock()
     private let saveLock = Lock()
@@ -50,21 +52,34 @@ final class Store: @unchecked Sendable {
 
     /// Makes an empty store for `path`, or an in-memory store when `path` is `nil`. Reads nothing: call
     /// ``load()`` next.
-    init(path: String?, maxFileSize: Int, maxDepth: Int) {
+    init(path: String?, options: Defaults.Options) {
         self.file = path.map(DurableFile.init(path:))
-        self.maxFileSize = maxFileSize
-        self.maxDepth = maxDepth
+        self.options = options
         self.queue = DispatchQueue(label: "CodableDefaults.Store")
     }
 
-    /// Reads the file if it exists, and removes temporary files a crashed writer left beside it.
+    /// Reads the file if it exists (moving it aside or migrating it as the options say), and removes
+    /// temporary files a crashed writer left beside it.
     ///
-    /// - Throws: ``DefaultsError`` when the file exists but cannot be read or parsed.
+    /// - Throws: ``DefaultsError`` when the file exists but cannot be read or parsed, or a migration fails.
     func load() throws(DefaultsError) {
         guard let file else { return }
-        if let (members, identity) = try readFile(file) {
+        var loaded: ([DocumentMember], FileIdentity?)?
+        do throws(DefaultsError) {
+            loaded = try options.migrations.isEmpty ? readFile(file) : migrate(file)
+        } catch  where options.unreadableFile == .moveAside && Self.isUnreadableContent(error) {
+            try moveAside(file, because: error)
+            loaded = options.migrations.isEmpty ? nil : try migrate(file)
+        }
+        if let (members, identity) = loaded {
             apply(members)
             diskIdentity = identity
+        } else if let version = options.migrations.map(\.version).max() {
+            // A new file starts at the newest schema; the member is written with the first save.
+            let cell = cell(named: Defaults.schemaVersionKey)
+            cell.stored = .raw(Array(String(version).utf8))
+            cell.isQueued = true
+            queued.append(cell)
         }
         if !file.leftoverTemporaries().isEmpty {
             do {
@@ -73,6 +88,107 @@ final class Store: @unchecked Sendable {
                 _ = try file.removeLeftoverTemporaries()
             } catch {
                 report(error)
+            }
+        }
+    }
+
+    /// Whether an error means the file's content is bad (as opposed to it being unreachable).
+    private static func isUnreadableContent(_ error: DefaultsError) -> Bool {
+        error.code == .invalidJSON || error.code == .fileTooLarge
+    }
+
+    /// Renames an unreadable file to `<name>.corrupt-<timestamp>` under the file lock and reports it.
+    /// Returns the new path.
+    @discardableResult
+    private func moveAside(_ file: DurableFile, because error: DefaultsError) throws(DefaultsError) -> String {
+        let fd = try file.lock()
+        defer { file.unlock(fd) }
+        let aside = try file.moveAside()
+        report(
+            DefaultsError(
+                .fileMovedAside,
+                "the store file \(file.path) could not be read (\(error)); it was moved here and the store "
+                    + "started empty", path: aside))
+        return aside
+    }
+
+    /// Reads the file under its lock and runs the migrations it needs, writing a backup and the migrated
+    /// file. Returns the (possibly migrated) members, or `nil` when there is no file.
+    private func migrate(_ file: DurableFile) throws(DefaultsError) -> ([DocumentMember], FileIdentity?)? {
+        let steps = options.migrations.sorted { $0.version < $1.version }
+        guard let target = steps.last?.version else { return try readFile(file) }
+        try file.createDirectory()
+        let fd = try file.lock()
+        defer { file.unlock(fd) }
+        guard let (bytes, identity) = try file.read(maxSize: maxFileSize) else { return nil }
+        let members = try parse(bytes, file: file)
+        let reserved = Defaults.schemaVersionKey
+        var version = 0
+        if let member = members.first(where: { $0.key == reserved }) {
+            guard let number = Int(String(decoding: member.value, as: UTF8.self)), number >= 0 else {
+                throw DefaultsError(
+                    .invalidJSON, "the schema version is not a whole number", path: file.path, key: reserved)
+            }
+            version = number
+        }
+        if version > target {
+            throw DefaultsError(
+                .unsupportedSchemaVersion,
+                "the file has schema version \(version), newer than this program's \(target); it is left as it is",
+                path: file.path)
+        }
+        guard version < target else { return (members, identity) }
+
+        let decoder = Codec.makeDecoder()
+        var values: [String: JSONValue] = [:]
+        for member in members where member.key != reserved {
+            do {
+                values[member.key] = try decoder.decode(JSONValue.self, from: Data(member.value))
+            } catch {
+                throw DefaultsError(
+                    .invalidJSON, "the value cannot be read as JSON: \(error)", path: file.path, key: member.key)
+            }
+        }
+        for step in steps where step.version > version {
+            do {
+                try step.body(&values)
+            } catch {
+                throw DefaultsError(
+                    .migrationFailed, "migration to schema version \(step.version) failed: \(error)",
+                    path: file.path)
+            }
+        }
+        let encoder = Codec.makeEncoder()
+        var migrated: [DocumentMember] = [DocumentMember(key: reserved, value: Array(String(target).utf8))]
+        for (name, value) in values where name != reserved {
+            migrated.append(DocumentMember(key: name, value: try Codec.encode(value, key: name, encoder: encoder)))
+        }
+        migrated.sort { precedesInFile($0.key, $1.key) }
+        _ = try DurableFile(path: file.path + ".v\(version).bak").write(bytes)
+        let newIdentity = try file.write(Document.serialize(migrated))
+        return (migrated, newIdentity)
+    }
+
+    /// Renames the file aside if it does not parse, so the next save writes the current state in its place.
+    /// Returns the new path, or `nil` when the file parses (or is missing) and nothing was moved.
+    func moveAsideUnreadableFile() throws(DefaultsError) -> String? {
+        guard let file else { return nil }
+        return try saveLock.withLock { () throws(DefaultsError) -> String? in
+            do throws(DefaultsError) {
+                _ = try readFile(file)
+                return nil
+            } catch  where Self.isUnreadableContent(error) {
+                let aside = try moveAside(file, because: error)
+                lock.withLock {
+                    diskIdentity = nil
+                    loadFailure = nil
+                    reportedBadIdentity = nil
+                    for cell in cells.values where cell.stored.isPresent && !cell.isDirty {
+                        cell.isDirty = true
+                        dirty.append(cell)
+                    }
+                }
+                return aside
             }
         }
     }
@@ -237,12 +353,13 @@ final class Store: @unchecked Sendable {
 
     /// Whether a value is stored under `name` (set and not yet saved counts).
     func hasStoredValue(_ name: String) -> Bool {
-        lock.withLock { cells[name]?.stored.isPresent ?? false }
+        lock.withLock { cells[name].map { $0.stored.isPresent && !$0.isReserved } ?? false }
     }
 
     /// The names with a stored value, sorted as in the file.
     var keys: [String] {
-        lock.withLock { cells.values.filter { $0.stored.isPresent }.map(\.name) }.sorted(by: precedesInFile)
+        lock.withLock { cells.values.filter { $0.stored.isPresent && !$0.isReserved }.map(\.name) }
+            .sorted(by: precedesInFile)
     }
 
     // MARK: Writing
@@ -307,7 +424,8 @@ final class Store: @unchecked Sendable {
 
     /// The names that have a value in any domain (argument, stored, registered).
     var effectiveNames: [String] {
-        lock.withLock { cells.values.filter { $0.effective.isPresent }.map(\.name) }.sorted(by: precedesInFile)
+        lock.withLock { cells.values.filter { $0.effective.isPresent && !$0.isReserved }.map(\.name) }
+            .sorted(by: precedesInFile)
     }
 
     /// Sets the registration domain's value for each name (a later registration replaces an earlier one).
@@ -359,7 +477,7 @@ final class Store: @unchecked Sendable {
     func removeAll() -> Set<String> {
         lock.withLock {
             var names = Set<String>()
-            for cell in cells.values where cell.stored.isPresent {
+            for cell in cells.values where cell.stored.isPresent && !cell.isReserved {
                 store(.absent, in: cell)
                 names.insert(cell.name)
             }
@@ -436,8 +554,13 @@ final class Store: @unchecked Sendable {
     /// Reads and parses the file. Returns `nil` when there is no file.
     private func readFile(_ file: DurableFile) throws(DefaultsError) -> ([DocumentMember], FileIdentity?)? {
         guard let (bytes, identity) = try file.read(maxSize: maxFileSize) else { return nil }
+        return (try parse(bytes, file: file), identity)
+    }
+
+    /// Parses the file's bytes, turning a scanner error into a ``DefaultsError`` with path, line and column.
+    private func parse(_ bytes: [UInt8], file: DurableFile) throws(DefaultsError) -> [DocumentMember] {
         do {
-            return (try Document.parse(bytes, maxDepth: maxDepth), identity)
+            return try Document.parse(bytes, maxDepth: maxDepth)
         } catch {
             throw DefaultsError(
                 .invalidJSON, error.message, path: file.path, key: error.key, line: error.line, column: error.column)

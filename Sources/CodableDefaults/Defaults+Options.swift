@@ -1,0 +1,110 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension Defaults {
+    /// How a store file is opened: limits, what to do with a file that cannot be read, and migrations.
+    ///
+    /// ```swift
+    /// let options = Defaults.Options(
+    ///     unreadableFile: .moveAside,
+    ///     migrations: [
+    ///         .init(to: 1) { values in values["volume"] = values.removeValue(forKey: "soundLevel") }
+    ///     ])
+    /// let defaults = try Defaults(url: url, options: options)
+    /// ```
+    ///
+    /// Options belong to the file's store: the first `Defaults` to open a file in a process sets them, and
+    /// later ones on the same file share that store.
+    public struct Options: Sendable {
+        /// Files larger than this many bytes are refused (`fileTooLarge`). Default: 64 MiB.
+        public var maximumFileSize: Int
+        /// Files whose arrays and objects nest deeper than this are refused (`invalidJSON`). Default: 512.
+        public var maximumDepth: Int
+        /// What opening does with a file that exists but does not parse or is too large.
+        public var unreadableFile: UnreadableFilePolicy
+        /// Versioned steps run over the file's values before the first read; see ``Migration``.
+        public var migrations: [Migration]
+
+        /// Creates options; every parameter has the default described on its property.
+        ///
+        /// - Parameters:
+        ///   - maximumFileSize: The size limit in bytes.
+        ///   - maximumDepth: The nesting limit.
+        ///   - unreadableFile: What to do with a file that exists but does not parse or is too large.
+        ///   - migrations: Versioned steps over the file's values.
+        public init(
+            maximumFileSize: Int = 64 << 20, maximumDepth: Int = 512, unreadableFile: UnreadableFilePolicy = .throw,
+            migrations: [Migration] = []
+        ) {
+            self.maximumFileSize = maximumFileSize
+            self.maximumDepth = maximumDepth
+            self.unreadableFile = unreadableFile
+            self.migrations = migrations
+        }
+
+        /// The default options.
+        public static let `default` = Options()
+    }
+
+    /// What opening a store does with a file that exists but does not parse or is over the size limit.
+    public enum UnreadableFilePolicy: Sendable, Hashable {
+        /// Opening throws the error (path, line, column); the file is never written over. The default.
+        case `throw`
+        /// The file is renamed to `<name>.corrupt-<timestamp>` beside it (never deleted), the store starts
+        /// empty, and a ``DefaultsError/Code-swift.struct/fileMovedAside`` error naming both files goes to the
+        /// error handler.
+        case moveAside
+    }
+
+    /// One versioned step over a store file's values, run when the file's schema version is older.
+    ///
+    /// The file keeps its schema version in the reserved member ``Defaults/schemaVersionKey``. On opening,
+    /// every step whose ``version`` is above the file's runs in order over all the file's values, as
+    /// ``JSONValue``s by key. Then, under the file's lock, the original file is copied durably to
+    /// `<name>.v<old version>.bak` beside it, and the migrated values are written with the new version. A
+    /// step that throws leaves the file untouched and makes opening fail with
+    /// ``DefaultsError/Code-swift.struct/migrationFailed``. A file with a version newer than the last step
+    /// is refused (``DefaultsError/Code-swift.struct/unsupportedSchemaVersion``), never downgraded or
+    /// overwritten. A file without the member has version 0; a new file gets the last step's version.
+    public struct Migration: Sendable {
+        /// The schema version the step produces: 1 or more.
+        public let version: Int
+        /// The step.
+        let body: @Sendable (inout [String: JSONValue]) throws -> Void
+
+        /// Creates a step that brings values to `version`.
+        ///
+        /// - Parameters:
+        ///   - version: The schema version after this step.
+        ///   - body: Changes the values in place; throw to refuse the file.
+        public init(to version: Int, _ body: @escaping @Sendable (inout [String: JSONValue]) throws -> Void) {
+            self.version = version
+            self.body = body
+        }
+    }
+
+    /// The reserved member that holds a file's schema version: `"$schemaVersion"`.
+    ///
+    /// It is not a key: it never appears in ``keys`` or ``dictionaryRepresentation()``, and setting or
+    /// removing it through the API is refused with ``DefaultsError/Code-swift.struct/reservedKey`` (thrown by
+    /// the throwing API, reported to ``onError`` otherwise) rather than silently mixing with the version.
+    public static let schemaVersionKey = "$schemaVersion"
+
+    /// Moves a store file that no longer parses out of the way and writes the store's current state in its
+    /// place: the explicit recovery after an outside edit broke the file.
+    ///
+    /// The broken file is renamed to `<name>.corrupt-<timestamp>` beside it (never deleted). If the file
+    /// parses, nothing is moved and this is a ``flush()``.
+    ///
+    /// - Returns: The URL the broken file was moved to, or `nil` when nothing was moved.
+    /// - Throws: ``DefaultsError`` when renaming or writing fails.
+    @discardableResult
+    public func moveAsideUnreadableFile() throws(DefaultsError) -> URL? {
+        let moved = try store.moveAsideUnreadableFile()
+        try store.save()
+        return moved.map { URL(fileURLWithPath: $0) }
+    }
+}

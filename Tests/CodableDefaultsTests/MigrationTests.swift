@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+
+@testable import CodableDefaults
+
+/// Migrations, the reserved schema member, and the unreadable-file policy and recovery.
+@Suite struct MigrationTests {
+    struct Refused: Error {}
+
+    static let renameSoundLevel = Defaults.Migration(to: 1) { values in
+        if let level = values.removeValue(forKey: "soundLevel") { values["volume"] = level }
+    }
+    static let percentToFraction = Defaults.Migration(to: 2) { values in
+        if case .int(let percent) = values["volume"] { values["volume"] = .double(Double(percent) / 100) }
+    }
+
+    @Test func stepsRunInOrderWithABackupOfTheOriginal() throws {
+        let dir = try TemporaryDirectory()
+        let original = "{\"soundLevel\": 80, \"name\": \"x\"}"
+        try write(original, to: dir.file())
+        let defaults = try openFresh(
+            dir.file(), options: .init(migrations: [Self.percentToFraction, Self.renameSoundLevel]))
+        #expect(defaults[.volume] == 0.8)
+        #expect(defaults.keys == ["name", "volume"], "the reserved member is not a key")
+        #expect(try text(dir.file()) == "{\n  \"$schemaVersion\": 2,\n  \"name\": \"x\",\n  \"volume\": 0.8\n}\n")
+        #expect(try text(dir.file("settings.json.v0.bak")) == original)
+
+        // Opening again runs nothing: the file is at version 2.
+        let again = try openFresh(
+            dir.file(), options: .init(migrations: [Self.renameSoundLevel, Self.percentToFraction]))
+        #expect(again[.volume] == 0.8)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("settings.json.v2.bak").path))
+    }
+
+    @Test func onlyNewerStepsRun() throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"$schemaVersion\": 1, \"volume\": 50}", to: dir.file())
+        let defaults = try openFresh(
+            dir.file(), options: .init(migrations: [Self.renameSoundLevel, Self.percentToFraction]))
+        #expect(defaults[.volume] == 0.5)
+        #expect(FileManager.default.fileExists(atPath: dir.file("settings.json.v1.bak").path))
+    }
+
+    @Test func aThrowingStepLeavesTheFileUntouched() throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"a\": 1}", to: dir.file())
+        let before = try bytes(dir.file())
+        let failing = Defaults.Migration(to: 2) { _ in throw Refused() }
+        let error = #expect(throws: DefaultsError.self) {
+            try openFresh(dir.file(), options: .init(migrations: [Self.renameSoundLevel, failing]))
+        }
+        #expect(error?.code == .migrationFailed)
+        #expect(error?.message.contains("version 2") == true)
+        #expect(try bytes(dir.file()) == before)
+        #expect(try dir.contents().filter { !$0.hasPrefix(".") } == ["settings.json"])
+    }
+
+    @Test func aNewerSchemaIsRefusedAndNotTouched() throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"$schemaVersion\": 7, \"a\": 1}", to: dir.file())
+        let before = try bytes(dir.file())
+        let error = #expect(throws: DefaultsError.self) {
+            try openFresh(dir.file(), options: .init(migrations: [Self.renameSoundLevel]))
+        }
+        #expect(error?.code == .unsupportedSchemaVersion)
+        #expect(try bytes(dir.file()) == before)
+    }
+
+    @Test func aNewFileStartsAtTheNewestVersion() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(
+            dir.file(), options: .init(migrations: [Self.renameSoundLevel, Self.percentToFraction]))
+        try defaults.flush()
+        #expect(!FileManager.default.fileExists(atPath: dir.file().path), "opening alone writes nothing")
+        defaults[.count] = 1
+        try defaults.flush()
+        #expect(try text(dir.file()) == "{\n  \"$schemaVersion\": 2,\n  \"count\": 1\n}\n")
+    }
+
+    @Test func theReservedMemberCannotBeSetOrRemoved() throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"$schemaVersion\": 3, \"a\": 1}", to: dir.file())
+        let defaults = try openFresh(dir.file())
+        let errors = ErrorLog()
+        defaults.onError = errors.handler
+        let reserved = Defaults.Key<Int>(Defaults.schemaVersionKey, default: 0)
+        #expect(defaults[reserved] == 3, "readable")
+        defaults[reserved] = 9
+        defaults.set(9, forKey: Defaults.schemaVersionKey)
+        defaults.removeValue(forKey: Defaults.schemaVersionKey)
+        defaults.reset(reserved)
+        defaults.register(defaults: [Defaults.schemaVersionKey: 1])
+        defaults.batch { $0[reserved] = 5 }
+        #expect(throws: DefaultsError.self) { try defaults.set(9, for: reserved) }
+        defaults.removeAll()
+        #expect(errors.errors.count == 6)
+        #expect(errors.errors.allSatisfy { $0.code == .reservedKey })
+        #expect(defaults.keys.isEmpty)
+        #expect(defaults.dictionaryRepresentation().isEmpty)
+        try defaults.flush()
+        #expect(try text(dir.file()) == "{\n  \"$schemaVersion\": 3\n}\n", "kept without migrations configured")
+    }
+
+    @Test func moveAsidePolicyKeepsTheBadFileAndStartsEmpty() throws {
+        let dir = try TemporaryDirectory()
+        try write("{broken", to: dir.file())
+        let errors = ErrorLog()
+        let store = Store(path: dir.file().path, options: .init(unreadableFile: .moveAside))
+        store.onError = errors.handler
+        try store.load()
+        let defaults = Defaults(store: store, saveMode: .manual, url: dir.file())
+        #expect(defaults.keys.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: dir.file().path))
+        let aside = try dir.contents().filter { $0.hasPrefix("settings.json.corrupt-") }
+        #expect(aside.count == 1)
+        #expect(try text(dir.file(aside[0])) == "{broken")
+        #expect(errors.errors.map(\.code) == [.fileMovedAside])
+        #expect(errors.errors.first?.path == dir.file(aside[0]).path)
+        defaults[.count] = 1
+        try defaults.flush()
+        #expect(try text(dir.file()) == "{\n  \"count\": 1\n}\n")
+    }
+
+    @Test func throwPolicyIsTheDefault() throws {
+        let dir = try TemporaryDirectory()
+        try write("{broken", to: dir.file())
+        #expect(throws: DefaultsError.self) { try openFresh(dir.file()) }
+        #expect(try dir.contents() == ["settings.json"])
+    }
+
+    @Test func explicitRecoveryMovesTheBrokenFileAsideAndWritesTheCurrentState() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file())
+        defaults[.count] = 1
+        defaults[.volume] = 0.1
+        try defaults.flush()
+        defaults.onError = ErrorLog().handler
+        try write("{oops", to: dir.file())
+        defaults[.count] = 2
+        #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let moved = try #require(try defaults.moveAsideUnreadableFile())
+        #expect(try text(moved) == "{oops")
+        #expect(try text(dir.file()) == "{\n  \"count\": 2,\n  \"volume\": 0.1\n}\n")
+        #expect(try defaults.moveAsideUnreadableFile() == nil, "nothing to move now")
+    }
+}
