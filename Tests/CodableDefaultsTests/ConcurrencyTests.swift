@@ -36,6 +36,36 @@ import Testing
         #expect(reopened[.profile] == defaults[.profile])
     }
 
+    /// Saves racing sets must never lose a change: the last value of every key reaches the file.
+    @Test func savesRacingSetsLoseNothing() throws {
+        for round in 0..<20 {
+            let dir = try TemporaryDirectory()
+            let defaults = try openFresh(dir.file())
+            let writers = 3
+            let iterations = 300
+            DispatchQueue.concurrentPerform(iterations: writers + 1) { worker in
+                if worker == writers {
+                    // A flusher: saves while the others set, so saves find nothing to do, or start just as a
+                    // set lands.
+                    for _ in 0..<iterations {
+                        do { try defaults.flush() } catch { Issue.record(error) }
+                    }
+                } else {
+                    let key = Defaults.Key<Int>("w\(worker)", default: -1)
+                    for index in 0..<iterations {
+                        defaults[key] = index
+                        if index % 7 == 0 { do { try defaults.flush() } catch { Issue.record(error) } }
+                    }
+                }
+            }
+            try defaults.flush()
+            let reopened = try openFresh(dir.file())
+            for worker in 0..<writers {
+                #expect(reopened[Defaults.Key<Int>("w\(worker)", default: -1)] == iterations - 1, "round \(round)")
+            }
+        }
+    }
+
     @Test func concurrentFirstReadsDecodeConsistently() throws {
         let dir = try TemporaryDirectory()
         try write("{\"profile\": {\"age\": 7, \"name\": \"N\"}}", to: dir.file())

@@ -630,16 +630,16 @@ final class Store: @unchecked Sendable {
         defer { saveLock.unlock() }
 
         // 1. Encode pending values outside the lock (encoders are user code).
-        let pending: [(Cell, UInt64, any Encodable & Sendable)] = lock.withLock {
-            dirty.compactMap { cell in
-                guard cell.isDirty, case .pending(let value) = cell.stored else { return nil }
+        // One critical section: a cell made dirty after it must stay in the list for the next save.
+        let pending: [(Cell, UInt64, any Encodable & Sendable)]? = lock.withLock {
+            dirty.removeAll { !$0.isDirty }
+            if dirty.isEmpty { return nil }
+            return dirty.compactMap { cell in
+                guard case .pending(let value) = cell.stored else { return nil }
                 return (cell, cell.version, value)
             }
         }
-        if pending.isEmpty && lock.withLock({ dirty.allSatisfy { !$0.isDirty } }) {
-            lock.withLock { dirty.removeAll() }
-            return
-        }
+        guard let pending else { return }
         var encoded: [ObjectIdentifier: [UInt8]] = [:]
         var encodingError: DefaultsError?
         if !pending.isEmpty {
