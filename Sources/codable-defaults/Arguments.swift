@@ -1,0 +1,335 @@
+import Foundation
+
+/// A command of the tool: the first argument.
+enum Command: String, CaseIterable, Sendable {
+    case read, write, delete, keys, check, watch, `import`, export, help
+}
+
+/// Where the store file of a command is: a path, a suite, or an app's standard store.
+enum StoreLocation: Sendable, Equatable {
+    /// A store file given by its path.
+    case path(String)
+    /// The suite `name`: in the tool's own standard directory (as `Defaults(suiteName:)` resolves it) when
+    /// `application` is `nil`, else in the standard directory of the app `application`.
+    case suite(String, application: String?)
+    /// The standard store (`defaults.json`) of the app `application`.
+    case standard(application: String)
+
+    /// How the location is written on a command line, quoted for a POSIX shell.
+    var commandLineSpelling: String {
+        switch self {
+        case .path(let path): return shellQuoted(path)
+        case .suite(let name, application: nil): return "--suite \(shellQuoted(name))"
+        case .suite(let name, let application?):
+            return "--suite \(shellQuoted(name)) --app \(shellQuoted(application))"
+        case .standard(let application): return "--standard \(shellQuoted(application))"
+        }
+    }
+}
+
+/// One fully parsed and checked invocation of the tool.
+enum Request: Sendable, Equatable {
+    /// `read FILE [KEY]`.
+    case read(StoreLocation, key: String?)
+    /// `write FILE KEY VALUE [--string]`.
+    case write(StoreLocation, key: String, value: String, asString: Bool)
+    /// `delete FILE KEY... [--force]` or `delete FILE --all`.
+    case delete(StoreLocation, keys: [String], all: Bool, force: Bool)
+    /// `keys FILE`.
+    case keys(StoreLocation)
+    /// `check FILE`.
+    case check(StoreLocation)
+    /// `watch FILE [KEY...] [--initial]`.
+    case watch(StoreLocation, keys: [String], initial: Bool)
+    /// `import FILE SOURCE`.
+    case importMembers(StoreLocation, source: String)
+    /// `export FILE [DEST]`.
+    case export(StoreLocation, destination: String?)
+    /// `--help`, `help [COMMAND]` or `COMMAND --help`.
+    case help(Command?)
+    /// `--version`.
+    case version
+
+    /// The command the request runs, for the usage hint of an error found after parsing.
+    var command: Command? {
+        switch self {
+        case .read: return .read
+        case .write: return .write
+        case .delete: return .delete
+        case .keys: return .keys
+        case .check: return .check
+        case .watch: return .watch
+        case .importMembers: return .import
+        case .export: return .export
+        case .help, .version: return nil
+        }
+    }
+}
+
+/// The options and positionals found on a command line, before they are checked against a command.
+private struct RawArguments {
+    var flags: Set<String> = []
+    var values: [String: String] = [:]
+    var positionals: [String] = []
+}
+
+/// The command-line parser: written by hand, with the behaviour of the usual parsers.
+///
+/// - Options may come before or after positional arguments; `--` ends the options.
+/// - `--name value` and `--name=value` both give a value; a flag given a value is an error.
+/// - An argument that starts with `-` followed by a digit or `.` (a negative number) and a lone `-` are
+///   positional.
+/// - `-h` and `--help` anywhere before `--` ask for the command's help.
+/// - Unknown commands and options are usage errors with a suggestion of the nearest valid name.
+enum ArgumentParser {
+    /// Parses the arguments that follow the program's name.
+    ///
+    /// - Parameter arguments: The command-line arguments without the program's name.
+    /// - Returns: The request they make.
+    /// - Throws: A usage error naming what is wrong.
+    static func parse(_ arguments: [String]) throws(ToolError) -> Request {
+        guard let first = arguments.first else {
+            throw .usage("missing command", command: nil)
+        }
+        if first == "--help" || first == "-h" {
+            return try parseHelpTopic(Array(arguments.dropFirst()))
+        }
+        if first == "--version" {
+            if arguments.count > 1 {
+                throw .usage("unexpected argument '\(arguments[1])' after --version", command: nil)
+            }
+            return .version
+        }
+        if looksLikeOption(first) {
+            throw unknownTopLevelOption(first)
+        }
+        guard let command = Command(rawValue: first) else {
+            let hint = suggestion(for: first, among: Command.allCases.map(\.rawValue))
+            throw .usage("unknown command '\(first)'\(hint)", command: nil)
+        }
+        let spec = CommandSpec.spec(for: command)
+        guard let raw = try scan(Array(arguments.dropFirst()), spec: spec) else { return .help(command) }
+        if command == .help { return try parseHelpTopic(raw.positionals) }
+        return try request(command, raw)
+    }
+
+    /// Reads options and positionals; returns `nil` when `-h` or `--help` asks for help.
+    private static func scan(_ arguments: [String], spec: CommandSpec) throws(ToolError) -> RawArguments? {
+        var raw = RawArguments()
+        var index = 0
+        var optionsEnded = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if optionsEnded || !looksLikeOption(argument) {
+                raw.positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                optionsEnded = true
+                continue
+            }
+            if argument == "-h" || argument == "--help" { return nil }
+            let body = argument.hasPrefix("--") ? argument.dropFirst(2) : argument.dropFirst()
+            let name: String
+            let inlineValue: String?
+            if let equals = body.firstIndex(of: "=") {
+                name = String(body[..<equals])
+                inlineValue = String(body[body.index(after: equals)...])
+            } else {
+                name = String(body)
+                inlineValue = nil
+            }
+            guard argument.hasPrefix("--"), let option = spec.options.first(where: { $0.name == name }) else {
+                throw unknownOption(argument, name: name, spec: spec)
+            }
+            if let valueName = option.valueName {
+                let value: String
+                if let inlineValue {
+                    value = inlineValue
+                } else if index < arguments.count {
+                    value = arguments[index]
+                    index += 1
+                } else {
+                    throw .usage("option --\(name) needs a value: --\(name) \(valueName)", command: spec.command)
+                }
+                if raw.values[name] != nil {
+                    throw .usage("option --\(name) is given more than once", command: spec.command)
+                }
+                raw.values[name] = value
+            } else {
+                if inlineValue != nil {
+                    throw .usage("option --\(name) does not take a value", command: spec.command)
+                }
+                raw.flags.insert(name)
+            }
+        }
+        return raw
+    }
+
+    /// Checks the arguments of a command and builds its request.
+    private static func request(_ command: Command, _ raw: RawArguments) throws(ToolError) -> Request {
+        var positionals = raw.positionals
+        let location = try storeLocation(command, raw, positionals: &positionals)
+        func take(_ name: String) throws(ToolError) -> String {
+            guard !positionals.isEmpty else { throw .usage("missing \(name)", command: command) }
+            return positionals.removeFirst()
+        }
+        func takeOptional() -> String? {
+            positionals.isEmpty ? nil : positionals.removeFirst()
+        }
+        func takeAll() -> [String] {
+            defer { positionals.removeAll() }
+            return positionals
+        }
+        let request: Request
+        switch command {
+        case .read:
+            request = .read(location, key: takeOptional())
+        case .write:
+            let key = try take("KEY")
+            let value = try take("VALUE")
+            request = .write(location, key: key, value: value, asString: raw.flags.contains("string"))
+        case .delete:
+            let all = raw.flags.contains("all")
+            let keys = takeAll()
+            if all && !keys.isEmpty {
+                throw .usage("--all removes every key: give either KEY... or --all, not both", command: command)
+            }
+            if !all && keys.isEmpty {
+                throw .usage("missing KEY (or --all to remove every key)", command: command)
+            }
+            request = .delete(location, keys: keys, all: all, force: raw.flags.contains("force"))
+        case .keys:
+            request = .keys(location)
+        case .check:
+            request = .check(location)
+        case .watch:
+            request = .watch(location, keys: takeAll(), initial: raw.flags.contains("initial"))
+        case .import:
+            let source = try take("SOURCE")
+            if source.isEmpty { throw .usage("SOURCE is empty", command: command) }
+            request = .importMembers(location, source: source)
+        case .export:
+            let destination = takeOptional()
+            if destination?.isEmpty == true { throw .usage("DEST is empty", command: command) }
+            request = .export(location, destination: destination)
+        case .help:
+            return try parseHelpTopic(positionals)
+        }
+        if let extra = positionals.first {
+            throw .usage("unexpected argument '\(extra)'", command: command)
+        }
+        return request
+    }
+
+    /// The store a command works on: `--suite`, `--standard`, or the first positional argument.
+    private static func storeLocation(
+        _ command: Command, _ raw: RawArguments, positionals: inout [String]
+    ) throws(ToolError) -> StoreLocation {
+        let suite = raw.values["suite"]
+        let standard = raw.values["standard"]
+        let application = raw.values["app"]
+        if suite != nil && standard != nil {
+            throw .usage("give either --suite or --standard, not both", command: command)
+        }
+        if application != nil && suite == nil {
+            throw .usage("--app names the app whose suite --suite opens; it needs --suite", command: command)
+        }
+        if let suite { return .suite(suite, application: application) }
+        if let standard { return .standard(application: standard) }
+        guard !positionals.isEmpty else {
+            throw .usage("missing FILE (or --suite NAME, or --standard APP)", command: command)
+        }
+        let path = positionals.removeFirst()
+        if path.isEmpty { throw .usage("FILE is empty", command: command) }
+        return .path(path)
+    }
+
+    /// The request of `--help [COMMAND]` and `help [COMMAND]`.
+    private static func parseHelpTopic(_ arguments: [String]) throws(ToolError) -> Request {
+        guard let topic = arguments.first else { return .help(nil) }
+        if arguments.count > 1 {
+            throw .usage("unexpected argument '\(arguments[1])'", command: .help)
+        }
+        guard let command = Command(rawValue: topic) else {
+            let hint = suggestion(for: topic, among: Command.allCases.map(\.rawValue))
+            throw .usage("no help for '\(topic)': it is not a command\(hint)", command: .help)
+        }
+        return .help(command)
+    }
+
+    /// Whether an argument is an option (or `--`) rather than a positional argument.
+    static func looksLikeOption(_ argument: String) -> Bool {
+        guard argument.hasPrefix("-"), argument != "-" else { return false }
+        let second = argument[argument.index(after: argument.startIndex)]
+        return !(second.isASCII && (second.isNumber || second == "."))
+    }
+
+    /// The error for an unknown option of `spec`'s command.
+    private static func unknownOption(_ argument: String, name: String, spec: CommandSpec) -> ToolError {
+        let spelled = argument.hasPrefix("--") ? "--" + name : argument
+        var hint = suggestion(for: "--" + name, among: spec.options.map { "--" + $0.name } + ["--help"])
+        if hint.isEmpty, let owner = CommandSpec.all.first(where: { $0.options.contains { $0.name == name } }) {
+            hint = " (--\(name) is an option of '\(owner.command.rawValue)')"
+        }
+        return .usage("unknown option '\(spelled)' for '\(spec.command.rawValue)'\(hint)", command: spec.command)
+    }
+
+    /// The error for an option given before the command.
+    private static func unknownTopLevelOption(_ argument: String) -> ToolError {
+        let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+        if CommandSpec.all.contains(where: { spec in spec.options.contains { "--" + $0.name == name } }) {
+            return .usage(
+                "\(name) is an option of a command: put it after the command, as in "
+                    + "'codable-defaults read \(name) ...'", command: nil)
+        }
+        let hint = suggestion(for: name, among: ["--help", "--version"])
+        return .usage("unknown option '\(name)'\(hint)", command: nil)
+    }
+
+    /// A " (did you mean 'x'?)" hint naming the candidate nearest to `word`, or `""` when none is close.
+    static func suggestion(for word: String, among candidates: [String]) -> String {
+        var best: (candidate: String, distance: Int)?
+        for candidate in candidates {
+            let distance = editDistance(word, candidate)
+            if distance < (best?.distance ?? Int.max) { best = (candidate, distance) }
+        }
+        guard let best else { return "" }
+        let limit = max(1, min(3, best.candidate.count / 3))
+        let isPrefix = word.count >= 3 && best.candidate.hasPrefix(word)
+        return best.distance <= limit || isPrefix ? " (did you mean '\(best.candidate)'?)" : ""
+    }
+
+    /// The Levenshtein distance between two strings, in characters.
+    static func editDistance(_ lhs: String, _ rhs: String) -> Int {
+        let left = Array(lhs)
+        let right = Array(rhs)
+        guard !left.isEmpty else { return right.count }
+        guard !right.isEmpty else { return left.count }
+        var previous = Array(0...right.count)
+        var current = previous
+        for i in 1...left.count {
+            current[0] = i
+            for j in 1...right.count {
+                let substitution = previous[j - 1] + (left[i - 1] == right[j - 1] ? 0 : 1)
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, substitution)
+            }
+            swap(&previous, &current)
+        }
+        return previous[right.count]
+    }
+}
+
+/// `text` quoted for a POSIX shell when it needs to be.
+func shellQuoted(_ text: String) -> String {
+    let plain =
+        !text.isEmpty
+        && text.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII
+                && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                    || "-_./:=@%+,".unicodeScalars.contains(scalar))
+        }
+    if plain { return text }
+    return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+}

@@ -1,0 +1,340 @@
+import CodableDefaults
+import Foundation
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// One run of the tool: parses the command line, performs the command, and knows how to exit.
+///
+/// Stores are opened with the `.manual` save mode and saved by an explicit `flush()`, so a failed save is
+/// reported and sets the exit status. The stores stay open until the process exits.
+final class Tool {
+    /// The stores this run opened, kept alive so that none is saved behind the tool's back when released.
+    private var openStores: [Defaults] = []
+    /// Set when a save failed: the store still holds the changes, which must not be written at exit.
+    private var hasAbandonedChanges = false
+    /// Receives the errors the stores cannot throw.
+    private let reporter = ErrorReporter()
+
+    /// Runs the command given by `arguments` (without the program's name).
+    ///
+    /// - Returns: The exit status.
+    func run(_ arguments: [String]) -> ExitStatus {
+        var request: Request?
+        do throws(ToolError) {
+            request = try ArgumentParser.parse(arguments)
+            try perform(request!)
+        } catch {
+            var error = error
+            if error.status == .usage && error.command == nil { error.command = request?.command }
+            Output.printError(error.rendered)
+            return error.status
+        }
+        return reporter.hasReported ? .failure : .success
+    }
+
+    /// Ends the process with `status`.
+    ///
+    /// After a failed save the stores still hold the unsaved changes, and the library would try to write them
+    /// again at exit; the process then ends without running exit handlers, so the file stays as it was.
+    func exit(with status: ExitStatus) -> Never {
+        if hasAbandonedChanges {
+            withExtendedLifetime(openStores) { _exit(status.rawValue) }
+        }
+        Foundation.exit(status.rawValue)
+    }
+
+    /// Performs one request.
+    private func perform(_ request: Request) throws(ToolError) {
+        switch request {
+        case .help(nil):
+            try Output.print(Help.general + "\n")
+        case .help(let command?):
+            try Output.print(Help.text(for: command))
+        case .version:
+            try Output.print("codable-defaults \(Help.version)\n")
+        case .read(let location, let key):
+            try read(location, key: key)
+        case .write(let location, let key, let value, let asString):
+            try write(location, key: key, text: value, asString: asString)
+        case .delete(let location, let keys, let all, let force):
+            try delete(location, keys: keys, all: all, force: force)
+        case .keys(let location):
+            let defaults = try open(location)
+            try Output.print(defaults.keys.map { $0 + "\n" }.joined())
+        case .check(let location):
+            try check(location)
+        case .watch(let location, let keys, let initial):
+            let defaults = try open(location)
+            Watch.run(defaults, keys: keys, initial: initial)
+        case .importMembers(let location, let source):
+            try importMembers(location, source: source)
+        case .export(let location, let destination):
+            try export(location, to: destination)
+        }
+    }
+
+    // MARK: Commands
+
+    /// `read FILE [KEY]`.
+    private func read(_ location: StoreLocation, key: String?) throws(ToolError) {
+        let defaults = try open(location)
+        guard let key else {
+            try Output.print(JSONText.pretty(.object(try storedMembers(defaults))) + "\n")
+            return
+        }
+        guard defaults.hasStoredValue(forKey: key) else {
+            throw ToolError(.keyNotFound, "\(path(of: defaults)): key \"\(key)\": no value stored")
+        }
+        try Output.print(JSONText.compact(try storedValue(defaults, key: key)) + "\n")
+    }
+
+    /// `write FILE KEY VALUE`.
+    private func write(_ location: StoreLocation, key: String, text: String, asString: Bool) throws(ToolError) {
+        let value: JSONValue
+        if asString {
+            value = .string(text)
+        } else {
+            do {
+                value = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            } catch {
+                let example = "codable-defaults write \(location.commandLineSpelling) \(shellQuoted(key))"
+                let quoted = JSONText.compact(.string(text))
+                throw .usage(
+                    """
+                    VALUE is not valid JSON: \(text)
+                    To store it as a string, use --string or quote it as JSON:
+                      \(example) --string \(shellQuoted(text))
+                      \(example) \(shellQuoted(quoted))
+                    """, command: .write)
+            }
+        }
+        let defaults = try open(location)
+        defaults.set(value, forKey: key)
+        try save(defaults)
+    }
+
+    /// `delete FILE KEY...` and `delete FILE --all`.
+    private func delete(_ location: StoreLocation, keys: [String], all: Bool, force: Bool) throws(ToolError) {
+        let defaults = try open(location)
+        if all {
+            defaults.removeAll()
+        } else {
+            if !force, let missing = keys.first(where: { !defaults.hasStoredValue(forKey: $0) }) {
+                throw ToolError(
+                    .keyNotFound, "\(path(of: defaults)): key \"\(missing)\": no value stored; nothing was deleted")
+            }
+            for key in keys { defaults.removeValue(forKey: key) }
+        }
+        try save(defaults)
+    }
+
+    /// `check FILE`.
+    private func check(_ location: StoreLocation) throws(ToolError) {
+        let defaults = try open(location)
+        let path = path(of: defaults)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ToolError(.badFile, "\(path): no such file")
+        }
+        let count = try storedMembers(defaults).count
+        try Output.print("\(path): valid (\(count) \(count == 1 ? "key" : "keys"))\n")
+    }
+
+    /// `import FILE SOURCE`.
+    ///
+    /// SOURCE is read by the library itself, opened as a store that is never changed: so it is held to the
+    /// store file's strict JSON rules, and its errors carry line and column.
+    private func importMembers(_ location: StoreLocation, source: String) throws(ToolError) {
+        let defaults = try open(location)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
+            throw ToolError(.badFile, "\(source): no such file")
+        }
+        let sourceStore: Defaults
+        do {
+            sourceStore = try Defaults(url: URL(fileURLWithPath: source), saveMode: .manual)
+        } catch {
+            throw ToolError(error)
+        }
+        keep(sourceStore)
+        let members = try storedMembers(sourceStore)
+        for key in JSONText.sortedKeys(members) { defaults.set(members[key]!, forKey: key) }
+        try save(defaults)
+    }
+
+    /// `export FILE [DEST]`.
+    private func export(_ location: StoreLocation, to destination: String?) throws(ToolError) {
+        let defaults = try open(location)
+        let text = JSONText.storeFile(try storedMembers(defaults))
+        guard let destination else {
+            try Output.print(text)
+            return
+        }
+        let resolved = URL(fileURLWithPath: destination).standardizedFileURL.resolvingSymlinksInPath().path
+        if resolved == path(of: defaults) {
+            throw .usage("DEST is the store file itself: export to another file", command: .export)
+        }
+        try FileWriter.replace(destination, with: text)
+    }
+
+    // MARK: Stores
+
+    /// Opens the store at `location` for this run, with the `.manual` save mode.
+    private func open(_ location: StoreLocation) throws(ToolError) -> Defaults {
+        let defaults: Defaults
+        do {
+            switch location {
+            case .path(let path):
+                defaults = try Defaults(url: URL(fileURLWithPath: path), saveMode: .manual)
+            case .suite(let name, application: nil):
+                defaults = try Defaults(suiteName: name, saveMode: .manual)
+            case .suite(let name, let application?):
+                let directory = try StandardLocation.directory(ofApplication: application)
+                let file = try StandardLocation.fileName(ofSuite: name)
+                defaults = try Defaults(url: directory.appendingPathComponent(file), saveMode: .manual)
+            case .standard(let application):
+                let directory = try StandardLocation.directory(ofApplication: application)
+                defaults = try Defaults(url: directory.appendingPathComponent("defaults.json"), saveMode: .manual)
+            }
+        } catch {
+            throw ToolError(error)
+        }
+        keep(defaults)
+        return defaults
+    }
+
+    /// Keeps a store open until the process exits, and routes its unthrowable errors to the reporter.
+    private func keep(_ defaults: Defaults) {
+        defaults.onError = reporter.handler
+        openStores.append(defaults)
+    }
+
+    /// Writes the store's changes durably.
+    private func save(_ defaults: Defaults) throws(ToolError) {
+        do {
+            try defaults.flush()
+        } catch {
+            hasAbandonedChanges = true
+            throw ToolError(error)
+        }
+    }
+
+    /// The store file's path, for messages.
+    private func path(of defaults: Defaults) -> String {
+        defaults.url?.path ?? "(in memory)"
+    }
+
+    /// The stored value of `key` (no registered or argument values: the tool sets none).
+    ///
+    /// Read with `value(_:forKey:)` as a non-optional `JSONValue`: `object(forKey:)` answers `nil` for a
+    /// stored JSON `null`, as for a missing key.
+    private func storedValue(_ defaults: Defaults, key: String) throws(ToolError) -> JSONValue {
+        let reported = reporter.count
+        guard let value = defaults.value(JSONValue.self, forKey: key) else {
+            // The store reported why (and the reporter printed it), unless the value vanished meanwhile.
+            let message = "\(path(of: defaults)): key \"\(key)\": the stored value cannot be read"
+            throw ToolError(.badFile, reporter.count > reported ? nil : message)
+        }
+        return value
+    }
+
+    /// Every stored key and value of the store.
+    private func storedMembers(_ defaults: Defaults) throws(ToolError) -> [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        for key in defaults.keys { members[key] = try storedValue(defaults, key: key) }
+        return members
+    }
+}
+
+/// The directories of other apps' stores, by the rule of `Defaults.standardDirectory`.
+enum StandardLocation {
+    /// The directory where the app `application` keeps its standard store and suites.
+    ///
+    /// `Defaults.standardDirectory` gives this directory for the running program only; the rule is repeated
+    /// here for another app: the `CODABLE_DEFAULTS_DIRECTORY` override, else (on Linux)
+    /// `$XDG_CONFIG_HOME/APP` when that is an absolute path, else `~/.config/APP`; on Apple platforms
+    /// `Application Support/APP`.
+    static func directory(ofApplication application: String) throws(DefaultsError) -> URL {
+        try checkName(application, what: "app name")
+        let environment = ProcessInfo.processInfo.environment
+        if let override = environment[Defaults.directoryEnvironmentVariable], !override.isEmpty {
+            return URL(fileURLWithPath: override, isDirectory: true)
+        }
+        #if canImport(Darwin)
+            let base =
+                FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
+                    "Library/Application Support")
+        #else
+            let base: URL
+            if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+                base = URL(fileURLWithPath: config, isDirectory: true)
+            } else if let home = environment["HOME"], !home.isEmpty {
+                base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".config")
+            } else {
+                base = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config")
+            }
+        #endif
+        return base.appendingPathComponent(application, isDirectory: true)
+    }
+
+    /// The file name of the suite `name`, checked as `Defaults(suiteName:)` checks it.
+    static func fileName(ofSuite name: String) throws(DefaultsError) -> String {
+        try checkName(name, what: "suite name")
+        if name.utf8.count > 250 {
+            throw DefaultsError(.invalidArgument, "invalid suite name \"\(name)\": it is longer than 250 bytes")
+        }
+        return name + ".json"
+    }
+
+    /// Refuses a name that could leave its directory.
+    private static func checkName(_ name: String, what: String) throws(DefaultsError) {
+        func refuse(_ why: String) -> DefaultsError {
+            DefaultsError(.invalidArgument, "invalid \(what) \"\(name)\": \(why)")
+        }
+        if name.isEmpty { throw refuse("it is empty") }
+        if name == "." || name == ".." { throw refuse("it names a directory") }
+        if name.contains("/") { throw refuse("it contains '/'") }
+        if name.utf8.contains(0) { throw refuse("it contains a NUL character") }
+    }
+}
+
+/// Writes export files: atomically, so a failed export leaves the destination as it was.
+enum FileWriter {
+    /// Replaces the file at `path` with `text`: a temporary file beside it, flushed, then renamed over it.
+    ///
+    /// A new file gets mode 0600 (settings may hold secrets); an existing file keeps its mode.
+    static func replace(_ path: String, with text: String) throws(ToolError) {
+        func failure(_ what: String, _ code: Int32) -> ToolError {
+            ToolError(.failure, "\(path): \(what): \(String(cString: strerror(code))) (errno \(code))")
+        }
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let temporary = directory + "/." + url.lastPathComponent + ".\(getpid()).export.tmp"
+        var mode: mode_t = 0o600
+        var info = stat()
+        if stat(path, &info) == 0 { mode = info.st_mode & 0o7777 }
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)
+        guard descriptor >= 0 else { throw failure("cannot create a temporary file beside it", errno) }
+        var error: ToolError?
+        if fchmod(descriptor, mode) != 0 {
+            error = failure("cannot set the mode of the temporary file", errno)
+        } else if let code = Output.writeAll(text, to: descriptor) {
+            error = failure("cannot write the temporary file", code)
+        } else if fsync(descriptor) != 0 {
+            error = failure("cannot flush the temporary file", errno)
+        }
+        if close(descriptor) != 0 && error == nil { error = failure("cannot close the temporary file", errno) }
+        if error == nil && rename(temporary, path) != 0 { error = failure("cannot rename the temporary file", errno) }
+        if let error {
+            unlink(temporary)
+            throw error
+        }
+    }
+}

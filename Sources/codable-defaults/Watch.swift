@@ -1,0 +1,81 @@
+import CodableDefaults
+import Dispatch
+import Foundation
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// `watch FILE [KEY...]`: prints a line per change of the store until SIGINT or SIGTERM.
+enum Watch {
+    /// Watches `defaults` and never returns: the process exits with 0 on SIGINT or SIGTERM, or with 1 when
+    /// the output cannot be written.
+    ///
+    /// Every change reaches the store's `observeAll` observer: those made by other processes too, which the
+    /// library notices by watching the file. Each changed key (of `keys`, when given) is printed as
+    /// `key<TAB>value` with the new value as compact JSON, or `(deleted)` when it has no stored value.
+    ///
+    /// - Parameters:
+    ///   - defaults: The store to watch.
+    ///   - keys: The keys to show; all keys when empty.
+    ///   - initial: Whether to print each key's current value first.
+    static func run(_ defaults: Defaults, keys: [String], initial: Bool) -> Never {
+        let filter = keys.isEmpty ? nil : Set(keys)
+        let printer = LinePrinter()
+        let token = defaults.observeAll { names in
+            let shown = names.filter { filter?.contains($0) ?? true }
+            printer.print(sorted(shown).compactMap { line(for: $0, in: defaults) })
+        }
+        if initial {
+            printer.print((keys.isEmpty ? defaults.keys : keys).compactMap { line(for: $0, in: defaults) })
+        }
+        // The signals are handled on the main queue rather than by the default action, so the process ends
+        // through `exit` once the observation is cancelled.
+        let sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+            source.setEventHandler {
+                token.cancel()
+                exit(ExitStatus.success.rawValue)
+            }
+            source.resume()
+            return source
+        }
+        withExtendedLifetime((token, sources)) { dispatchMain() }
+    }
+
+    /// The line for `key`: the key, a tab, and its stored value as compact JSON or `(deleted)`; `nil` when
+    /// the stored value cannot be read (the store reported why on standard error).
+    private static func line(for key: String, in defaults: Defaults) -> String? {
+        guard defaults.hasStoredValue(forKey: key) else { return "\(key)\t(deleted)" }
+        guard let value = defaults.value(JSONValue.self, forKey: key) else { return nil }
+        return "\(key)\t\(JSONText.compact(value))"
+    }
+
+    /// Names in the store file's order (by UTF-8 bytes).
+    private static func sorted(_ names: Set<String>) -> [String] {
+        names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+}
+
+/// Prints whole lines to standard output, one write per batch, never interleaved.
+private final class LinePrinter: Sendable {
+    private let lock = NSLock()
+
+    /// Prints `lines` at once; ends the process with status 1 if standard output cannot be written.
+    func print(_ lines: [String]) {
+        guard !lines.isEmpty else { return }
+        lock.withLock {
+            do throws(ToolError) {
+                try Output.print(lines.map { $0 + "\n" }.joined())
+            } catch {
+                Output.printError(error.rendered)
+                exit(ExitStatus.failure.rawValue)
+            }
+        }
+    }
+}
