@@ -90,21 +90,40 @@ extension Defaults {
     public convenience init(
         suiteName: String, saveMode: SaveMode = .default, arguments: [String]? = nil
     ) throws(DefaultsError) {
-        let url = try Self.suiteURL(suiteName)
+        let url = try Self.suiteURL(named: suiteName)
         try self.init(url: url, saveMode: saveMode, arguments: arguments)
     }
 
-    /// The file of the suite `name`, after checking the name cannot leave ``standardDirectory``.
+    /// The file of the suite `name`: `<name>.json` in ``standardDirectory`` (or in the directory of the
+    /// program `application`, see ``standardDirectory(forApplication:)``), after checking that the name
+    /// cannot leave that directory.
+    ///
+    /// - Parameters:
+    ///   - name: The suite's name (rules as for ``init(suiteName:saveMode:arguments:)``).
+    ///   - application: Another program's identifier, or `nil` for this program.
+    /// - Throws: ``DefaultsError/Code-swift.struct/invalidArgument`` for a bad name.
+    public static func suiteURL(named name: String, application: String? = nil) throws(DefaultsError) -> URL {
+        try checkName(name, what: "suite name", limit: 250)
+        guard let application else { return standardDirectory.appendingPathComponent(name + ".json") }
+        try checkName(application, what: "application identifier", limit: 255)
+        return standardDirectory(forApplication: application).appendingPathComponent(name + ".json")
+    }
+
+    /// The suite file of `name` in this program's directory.
     static func suiteURL(_ name: String) throws(DefaultsError) -> URL {
+        try suiteURL(named: name)
+    }
+
+    /// Refuses a name that is empty, `.` or `..`, holds `/` or NUL, or is longer than `limit` bytes.
+    static func checkName(_ name: String, what: String, limit: Int) throws(DefaultsError) {
         func refuse(_ why: String) -> DefaultsError {
-            DefaultsError(.invalidArgument, "invalid suite name \"\(name)\": \(why)")
+            DefaultsError(.invalidArgument, "invalid \(what) \"\(name)\": \(why)")
         }
         if name.isEmpty { throw refuse("it is empty") }
         if name == "." || name == ".." { throw refuse("it names a directory") }
         if name.contains("/") { throw refuse("it contains '/'") }
         if name.utf8.contains(0) { throw refuse("it contains a NUL character") }
-        if name.utf8.count > 250 { throw refuse("it is longer than 250 bytes") }
-        return standardDirectory.appendingPathComponent(name + ".json")
+        if name.utf8.count > limit { throw refuse("it is longer than \(limit) bytes") }
     }
 
     /// The error that kept the file from loading, for a store opened without throwing (``standard``); `nil`

@@ -38,11 +38,13 @@ extension Defaults {
     }
 
     /// The effective value of a key, untyped: the argument domain, else the stored value, else the
-    /// registered value; `nil` when none has one.
+    /// registered value; `nil` when none has one (a stored JSON `null` is ``JSONValue/null``).
     ///
     /// - Parameter name: The key's name.
     public func object(forKey name: String) -> JSONValue? {
-        store.value(for: store.untypedKey(name))
+        if let value = store.value(for: store.untypedKey(name)) { return value }
+        // `JSONValue?` reads a stored `null` as `nil`; tell it from a missing value.
+        return store.hasEffectiveValue(name) ? .null : nil
     }
 
     /// The effective value of a key decoded as `type`, or `nil` when nothing is known or it does not decode

@@ -239,6 +239,15 @@ public final class Defaults: Sendable {
         try store.reload()
     }
 
+    /// Forgets every change not yet written: each changed key goes back to what the file held when the
+    /// store last read or wrote it. Observers of keys whose values change are notified.
+    ///
+    /// For a program that must leave the file as it was after a failed ``flush()`` (otherwise the changes
+    /// stay pending and are written by a later save, when the store goes away, or at exit).
+    public func discardUnsavedChanges() {
+        store.notify(store.discardUnsavedChanges())
+    }
+
     /// Writes every unsaved change to the file and returns once it is durable (survives a power loss).
     ///
     /// Changes made through any `Defaults` on the same file are included. Does nothing for an in-memory

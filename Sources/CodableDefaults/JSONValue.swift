@@ -29,6 +29,30 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// An object.
     case object([String: JSONValue])
 
+    /// Parses JSON text strictly (RFC 8259: valid UTF-8, no duplicate keys, no trailing text, nesting up to
+    /// 512 levels).
+    ///
+    /// ```swift
+    /// let value = try JSONValue(parsing: #"{"volume": 0.8}"#)
+    /// ```
+    ///
+    /// - Parameter text: The JSON text: any value, with whitespace around it allowed.
+    /// - Throws: ``DefaultsError/Code-swift.struct/invalidJSON`` with the line and column of the problem, or
+    ///   when a number cannot be represented (beyond the range of `Double`).
+    public init(parsing text: String) throws(DefaultsError) {
+        let fragment: [UInt8]
+        do {
+            fragment = try Document.compactValue(Array(text.utf8))
+        } catch {
+            throw DefaultsError(.invalidJSON, error.message, line: error.line, column: error.column)
+        }
+        do {
+            self = try Codec.makeDecoder().decode(JSONValue.self, from: Data(fragment))
+        } catch {
+            throw DefaultsError(.invalidJSON, "the value cannot be represented: \(error)")
+        }
+    }
+
     /// Decodes any JSON value.
     ///
     /// - Throws: `DecodingError.dataCorrupted` if the decoder holds something JSON cannot.

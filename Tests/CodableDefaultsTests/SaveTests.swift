@@ -74,6 +74,28 @@ import Testing
         #expect(try text(url) == "{\n  \"count\": 9\n}\n")
     }
 
+    @Test func discardingUnsavedChangesRevertsToTheFile() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file())
+        defaults[.count] = 1
+        defaults[.volume] = 0.1
+        try defaults.flush()
+        let seen = Recorder<Int>()
+        let token = defaults.observe(.count) { seen.append($0.newValue) }
+        defaults[.count] = 2
+        defaults.reset(.volume)
+        defaults[.token] = "new"
+        defaults.discardUnsavedChanges()
+        #expect(defaults[.count] == 1)
+        #expect(defaults[.volume] == 0.1)
+        #expect(defaults[.token] == nil)
+        #expect(seen.values == [2, 1])
+        let writes = defaults.store.writeCount
+        try defaults.flush()
+        #expect(defaults.store.writeCount == writes, "nothing left to write")
+        _ = token
+    }
+
     @Test func failedAutomaticSaveGoesToTheErrorHandler() async throws {
         let dir = try TemporaryDirectory()
         try write("x", to: dir.file("blocker"))

@@ -54,6 +54,35 @@ import Testing
             ])
     }
 
+    @Test func storedNullIsNotAMissingValue() throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"n\": null}", to: dir.file())
+        let defaults = try openFresh(dir.file())
+        #expect(defaults.object(forKey: "n") == .null)
+        #expect(defaults.object(forKey: "missing") == nil)
+        #expect(defaults.dictionaryRepresentation() == ["n": .null])
+    }
+
+    @Test func parsingJSONTextIsStrict() throws {
+        #expect(
+            try JSONValue(parsing: " {\"a\": [1, 2.5, \"x\", true, null]} ")
+                == .object(["a": .array([.int(1), .double(2.5), .string("x"), .bool(true), .null])]))
+        #expect(try JSONValue(parsing: "18446744073709551615") == .uint(.max))
+        let error = #expect(throws: DefaultsError.self) { try JSONValue(parsing: "{\"a\": 1,\n \"a\": 2}") }
+        #expect(error?.code == .invalidJSON)
+        #expect(error?.line == 2)
+        #expect(error?.column == 2)
+        #expect(throws: DefaultsError.self) { try JSONValue(parsing: "hello") }
+        #expect(throws: DefaultsError.self) { try JSONValue(parsing: "1e400") }
+    }
+
+    @Test func suitesOfOtherApplications() throws {
+        let url = try Defaults.suiteURL(named: "prefs", application: "other-app")
+        #expect(url.lastPathComponent == "prefs.json")
+        #expect(url.deletingLastPathComponent().path == Defaults.standardDirectory(forApplication: "other-app").path)
+        #expect(throws: DefaultsError.self) { try Defaults.suiteURL(named: "prefs", application: "../escape") }
+    }
+
     @Test func setNilRemovesAndNeverLoops() {
         let defaults = Defaults.inMemory()
         defaults.set("x", forKey: "k")

@@ -351,6 +351,26 @@ final class Store: @unchecked Sendable {
         }
     }
 
+    /// Whether any domain (argument, stored, registered) has a value for `name`.
+    func hasEffectiveValue(_ name: String) -> Bool {
+        lock.withLock { cells[name]?.effective.isPresent ?? false }
+    }
+
+    /// Reverts every unsaved change to what the file held. Returns the names that changed.
+    func discardUnsavedChanges() -> Set<String> {
+        lock.withLock {
+            var names = Set<String>()
+            for cell in dirty where cell.isDirty {
+                cell.isDirty = false
+                cell.stored = cell.saved.map { .raw($0) } ?? .absent
+                cell.version &+= 1
+                names.insert(cell.name)
+            }
+            dirty.removeAll()
+            return names
+        }
+    }
+
     /// Whether a value is stored under `name` (set and not yet saved counts).
     func hasStoredValue(_ name: String) -> Bool {
         lock.withLock { cells[name].map { $0.stored.isPresent && !$0.isReserved } ?? false }
