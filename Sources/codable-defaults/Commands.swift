@@ -14,10 +14,8 @@ import Foundation
 /// Stores are opened with the `.manual` save mode and saved by an explicit `flush()`, so a failed save is
 /// reported and sets the exit status. The stores stay open until the process exits.
 final class Tool {
-    /// The stores this run opened, kept alive so that none is saved behind the tool's back when released.
+    /// The stores this run opened, kept alive until the process exits.
     private var openStores: [Defaults] = []
-    /// Set when a save failed: the store still holds the changes, which must not be written at exit.
-    private var hasAbandonedChanges = false
     /// Receives the errors the stores cannot throw.
     private let reporter = ErrorReporter()
 
@@ -39,13 +37,7 @@ final class Tool {
     }
 
     /// Ends the process with `status`.
-    ///
-    /// After a failed save the stores still hold the unsaved changes, and the library would try to write them
-    /// again at exit; the process then ends without running exit handlers, so the file stays as it was.
     func exit(with status: ExitStatus) -> Never {
-        if hasAbandonedChanges {
-            withExtendedLifetime(openStores) { _exit(status.rawValue) }
-        }
         Foundation.exit(status.rawValue)
     }
 
@@ -100,14 +92,15 @@ final class Tool {
         if asString {
             value = .string(text)
         } else {
-            do {
-                value = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            do throws(DefaultsError) {
+                value = try JSONValue(parsing: text)
             } catch {
                 let example = "codable-defaults write \(location.commandLineSpelling) \(shellQuoted(key))"
                 let quoted = JSONText.compact(.string(text))
+                let position = error.line.map { " (line \($0), column \(error.column ?? 0): \(error.message))" } ?? ""
                 throw .usage(
                     """
-                    VALUE is not valid JSON: \(text)
+                    VALUE is not valid JSON\(position): \(text)
                     To store it as a string, use --string or quote it as JSON:
                       \(example) --string \(shellQuoted(text))
                       \(example) \(shellQuoted(quoted))
@@ -195,12 +188,12 @@ final class Tool {
             case .suite(let name, application: nil):
                 defaults = try Defaults(suiteName: name, saveMode: .manual)
             case .suite(let name, let application?):
-                let directory = try StandardLocation.directory(ofApplication: application)
-                let file = try StandardLocation.fileName(ofSuite: name)
-                defaults = try Defaults(url: directory.appendingPathComponent(file), saveMode: .manual)
+                defaults = try Defaults(
+                    url: Defaults.suiteURL(named: name, application: application), saveMode: .manual)
             case .standard(let application):
-                let directory = try StandardLocation.directory(ofApplication: application)
-                defaults = try Defaults(url: directory.appendingPathComponent("defaults.json"), saveMode: .manual)
+                // An app's standard store is `defaults.json` in its directory: the suite named "defaults".
+                defaults = try Defaults(
+                    url: Defaults.suiteURL(named: "defaults", application: application), saveMode: .manual)
             }
         } catch {
             throw ToolError(error)
@@ -220,7 +213,8 @@ final class Tool {
         do {
             try defaults.flush()
         } catch {
-            hasAbandonedChanges = true
+            // A failed command leaves the file as it was: nothing may write these changes later (at exit).
+            defaults.discardUnsavedChanges()
             throw ToolError(error)
         }
     }
@@ -232,8 +226,6 @@ final class Tool {
 
     /// The stored value of `key` (no registered or argument values: the tool sets none).
     ///
-    /// Read with `value(_:forKey:)` as a non-optional `JSONValue`: `object(forKey:)` answers `nil` for a
-    /// stored JSON `null`, as for a missing key.
     private func storedValue(_ defaults: Defaults, key: String) throws(ToolError) -> JSONValue {
         let reported = reporter.count
         guard let value = defaults.value(JSONValue.self, forKey: key) else {
@@ -249,59 +241,6 @@ final class Tool {
         var members: [String: JSONValue] = [:]
         for key in defaults.keys { members[key] = try storedValue(defaults, key: key) }
         return members
-    }
-}
-
-/// The directories of other apps' stores, by the rule of `Defaults.standardDirectory`.
-enum StandardLocation {
-    /// The directory where the app `application` keeps its standard store and suites.
-    ///
-    /// `Defaults.standardDirectory` gives this directory for the running program only; the rule is repeated
-    /// here for another app: the `CODABLE_DEFAULTS_DIRECTORY` override, else (on Linux)
-    /// `$XDG_CONFIG_HOME/APP` when that is an absolute path, else `~/.config/APP`; on Apple platforms
-    /// `Application Support/APP`.
-    static func directory(ofApplication application: String) throws(DefaultsError) -> URL {
-        try checkName(application, what: "app name")
-        let environment = ProcessInfo.processInfo.environment
-        if let override = environment[Defaults.directoryEnvironmentVariable], !override.isEmpty {
-            return URL(fileURLWithPath: override, isDirectory: true)
-        }
-        #if canImport(Darwin)
-            let base =
-                FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
-                    "Library/Application Support")
-        #else
-            let base: URL
-            if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
-                base = URL(fileURLWithPath: config, isDirectory: true)
-            } else if let home = environment["HOME"], !home.isEmpty {
-                base = URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".config")
-            } else {
-                base = FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".config")
-            }
-        #endif
-        return base.appendingPathComponent(application, isDirectory: true)
-    }
-
-    /// The file name of the suite `name`, checked as `Defaults(suiteName:)` checks it.
-    static func fileName(ofSuite name: String) throws(DefaultsError) -> String {
-        try checkName(name, what: "suite name")
-        if name.utf8.count > 250 {
-            throw DefaultsError(.invalidArgument, "invalid suite name \"\(name)\": it is longer than 250 bytes")
-        }
-        return name + ".json"
-    }
-
-    /// Refuses a name that could leave its directory.
-    private static func checkName(_ name: String, what: String) throws(DefaultsError) {
-        func refuse(_ why: String) -> DefaultsError {
-            DefaultsError(.invalidArgument, "invalid \(what) \"\(name)\": \(why)")
-        }
-        if name.isEmpty { throw refuse("it is empty") }
-        if name == "." || name == ".." { throw refuse("it names a directory") }
-        if name.contains("/") { throw refuse("it contains '/'") }
-        if name.utf8.contains(0) { throw refuse("it contains a NUL character") }
     }
 }
 
