@@ -158,6 +158,7 @@ struct DurableFile: Sendable {
     func write(_ bytes: [UInt8]) throws(DefaultsError) -> FileIdentity {
         try createDirectory()
         var mode: mode_t = 0o600
+        var owner: (uid_t, gid_t)?
         var existing = stat()
         if stat(path, &existing) == 0 {
             guard Sys.isRegular(existing.st_mode) else {
@@ -166,6 +167,9 @@ struct DurableFile: Sendable {
                     path: path)
             }
             mode = existing.st_mode & 0o7777
+            if existing.st_uid != geteuid() || existing.st_gid != getegid() {
+                owner = (existing.st_uid, existing.st_gid)
+            }
         }
         let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         let temporary = directory + "/" + temporaryPrefix + String(getpid()) + "." + random + ".tmp"
@@ -182,6 +186,14 @@ struct DurableFile: Sendable {
             let code = Sys.errno
             discard()
             throw failure(.writeFailed, "cannot set the mode of the temporary file", errno: code)
+        }
+        // Keep the old file's owner (a save by root must not take a user's file away from them). Only root
+        // may give a file away; for anyone else EPERM is expected and the file becomes theirs, as any
+        // rewrite by them would.
+        if let (uid, gid) = owner, fchown(fd, uid, gid) != 0, Sys.errno != EPERM {
+            let code = Sys.errno
+            discard()
+            throw failure(.writeFailed, "cannot set the owner of the temporary file", errno: code)
         }
         var offset = 0
         let writeError: Int32? = bytes.withUnsafeBytes { buffer in
@@ -316,6 +328,9 @@ struct DurableFile: Sendable {
         var removed = 0
         for entry in leftoverTemporaries() {
             let full = directory + "/" + entry
+            var info = stat()
+            // Only files and links are ours to remove; anything else at such a name is left alone.
+            if lstat(full, &info) == 0 && Sys.isDirectory(info.st_mode) { continue }
             if unlink(full) != 0 {
                 let code = Sys.errno
                 if code == ENOENT { continue }
@@ -332,12 +347,30 @@ extension DurableFile {
     /// real path and its name, else `path` unchanged. Two spellings of one file give one path, so one process
     /// keeps one store per file.
     static func canonicalPath(_ path: String) -> String {
-        if let resolved = realPath(path) { return resolved }
+        var path = path
+        // A dangling symbolic link (its target does not exist yet) is followed by hand, so the first save
+        // creates the target and the link stays a link. 40 hops, as the kernel allows.
+        for _ in 0..<40 {
+            if let resolved = realPath(path) { return resolved }
+            // Something that exists but has no real path (a /proc magic link to a pipe) is used as named.
+            var info = stat()
+            if stat(path, &info) == 0 { break }
+            guard let target = linkTarget(path) else { break }
+            path = target.hasPrefix("/") ? target : DurableFile(path: path).directory + "/" + target
+        }
         let file = DurableFile(path: path)
         if let directory = realPath(file.directory) {
             return (directory == "/" ? "" : directory) + "/" + file.name
         }
         return path
+    }
+
+    /// What the symbolic link at `path` points to, or `nil` when `path` is not a symbolic link.
+    private static func linkTarget(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func realPath(_ path: String) -> String? {
