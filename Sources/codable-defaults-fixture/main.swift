@@ -1,2 +1,294 @@
-// Placeholder: the test fixture is being written.
-print("fixture")
+// codable-defaults-fixture: a helper process for the crash, fault-injection and multi-process tests.
+//
+// It opens one store file with the public API and acts on it. Every line it prints is written with a single
+// `write(2)` call and ends in "\n", so a reader sees whole lines as soon as they are printed.
+//
+// USAGE
+//   codable-defaults-fixture writer PATH [--seconds S] [--generations N]
+//   codable-defaults-fixture serve PATH [--save-mode manual|immediate|idle:MS]
+//   codable-defaults-fixture state G
+//
+// WRITER MODE (the crash test)
+//   Opens PATH (`.manual` save mode), reads the integer key "generation" (0 when absent) as G0 and prints
+//   `start G0`. Then for G = G0+1, G0+2, ... it makes the store hold exactly `state(G)` (sets and removes
+//   keys), calls `flush()`, and after each successful flush prints `ack G`. It stops after S seconds
+//   (default 60) or N generations, printing `done G`. A failed flush prints `error JSON` (see below) and
+//   exits with status 2. The state of a generation depends only on G (see `WriterState`):
+//     "generation": G
+//     "blob":       "g<G>-" followed by (G * 997) % 6000 letters "b"
+//     "kII" (II = 00...11), present when (G / (I + 1) + I) % 3 != 0:
+//                   "g<G>-k<I>-" followed by (G * 7 + I * 13) % 200 letters "x"
+//   All values are ASCII without escapes. `state G` prints that state as one JSON object on one line, for
+//   a harness that would rather not recompute it.
+//
+// SERVE MODE (command mode, for multi-process and fault-injection tests)
+//   Opens PATH (save mode `manual` unless given) and prints `ready PID`. Then reads commands, one per line,
+//   from standard input and answers each with exactly one line, in order:
+//     set KEY JSON      -> ok                      stores the JSON value (any JSON text) under KEY
+//     remove KEY        -> ok                      removes KEY's stored value
+//     flush             -> ok | error JSON         writes pending changes durably
+//     reload            -> ok | error JSON         re-reads the file (other processes' writes)
+//     get KEY           -> value KEY JSON | none KEY
+//     keys              -> keys K1 K2 ...          the stored keys, in file order
+//     observe KEY       -> ok                      then, whenever KEY's value changes (a set here, or
+//                                                  another process's write seen at a flush or reload):
+//                                                  changed KEY JSON | changed KEY none   (asynchronously)
+//     echo TEXT         -> echo TEXT               a marker, e.g. to synchronize or to find a point in a log
+//     pid               -> pid PID
+//     quit              -> bye                     exits with status 0 (pending changes are then written
+//                                                  as at any normal exit)
+//   `changed` lines are events, not answers: they can arrive at any time, also between a command and its
+//   answer, so a reader that observes should set them aside while it waits for an answer.
+//   Anything else answers `error {"code":"usage",...}`. KEY is one word (no spaces); JSON is the rest of
+//   the line. End of input exits like `quit` (without printing `bye`).
+//
+// ERRORS
+//   `error JSON` carries a `DefaultsError` as a JSON object on one line:
+//     {"code":"writeFailed","errno":5,"path":"/dir/settings.json","message":"...","description":"..."}
+//   with `errno` and `path` null when the error has none. If the store cannot be opened, the fixture
+//   prints `error JSON` and exits with status 1. Bad usage exits with status 64.
+
+import CodableDefaults
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Writes whole lines to standard output, one `write(2)` per line, from any thread.
+final class Output: Sendable {
+    private let lock = NSLock()
+
+    /// Prints `line` and a newline with one `write` call. Failures end the process: the harness is gone.
+    func line(_ line: String) {
+        var bytes = Array(line.utf8)
+        bytes.append(0x0A)
+        lock.lock()
+        defer { lock.unlock() }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer in
+                write(1, buffer.baseAddress! + offset, buffer.count - offset)
+            }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { exit(3) }
+            offset += written
+        }
+    }
+}
+
+let output = Output()
+
+/// One line of compact JSON for a value the fixture prints.
+func json(_ value: some Encodable) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    do {
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    } catch {
+        return "\"<unencodable: \(error)>\""
+    }
+}
+
+/// The `error JSON` line for a store error.
+func errorLine(_ error: DefaultsError) -> String {
+    var fields: [String: JSONValue] = [
+        "code": .string(error.code.rawValue),
+        "message": .string(error.message),
+        "description": .string(error.description),
+        "errno": error.errno.map { .int(Int64($0)) } ?? .null,
+        "path": error.path.map { .string($0) } ?? .null,
+    ]
+    if let key = error.key { fields["key"] = .string(key) }
+    return "error " + json(fields)
+}
+
+/// The `error JSON` line for a usage problem.
+func usageLine(_ message: String) -> String {
+    "error " + json(["code": "usage", "message": message])
+}
+
+/// Prints a usage error and exits with status 64.
+func usage(_ message: String) -> Never {
+    output.line(usageLine(message))
+    exit(64)
+}
+
+/// The writer's state for each generation: a function of the generation number only.
+enum WriterState {
+    /// Every key the writer may store.
+    static let universe: [String] = ["blob", "generation"] + (0..<12).map { keyName($0) }
+
+    /// The name of the writer's `index`th small key: `k00` to `k11`.
+    static func keyName(_ index: Int) -> String { index < 10 ? "k0\(index)" : "k\(index)" }
+
+    /// The keys and values the store holds after generation `generation` was flushed.
+    static func state(_ generation: Int) -> [String: JSONValue] {
+        var values: [String: JSONValue] = [
+            "generation": .int(Int64(generation)),
+            "blob": .string("g\(generation)-" + String(repeating: "b", count: (generation &* 997) % 6000)),
+        ]
+        for index in 0..<12 where (generation / (index + 1) + index) % 3 != 0 {
+            values[keyName(index)] = .string(
+                "g\(generation)-k\(index)-" + String(repeating: "x", count: (generation &* 7 + index * 13) % 200))
+        }
+        return values
+    }
+}
+
+/// Opens the store at `path`, or prints the error and exits with status 1.
+func open(_ path: String, saveMode: Defaults.SaveMode) -> Defaults {
+    do {
+        let defaults = try Defaults(url: URL(fileURLWithPath: path), saveMode: saveMode)
+        defaults.onError = { error in output.line(errorLine(error)) }
+        return defaults
+    } catch {
+        output.line(errorLine(error))
+        exit(1)
+    }
+}
+
+/// The crash test's writer: flushes one generation after another and acknowledges each.
+func runWriter(path: String, seconds: Double, generations: Int) -> Never {
+    let defaults = open(path, saveMode: .manual)
+    let start = defaults.integer(forKey: "generation")
+    output.line("start \(start)")
+    let deadline = Date().addingTimeInterval(seconds)
+    var generation = start
+    while generation - start < generations && Date() < deadline {
+        generation += 1
+        let state = WriterState.state(generation)
+        for name in WriterState.universe {
+            if let value = state[name] {
+                defaults.set(value, forKey: name)
+            } else {
+                defaults.removeValue(forKey: name)
+            }
+        }
+        do {
+            try defaults.flush()
+        } catch {
+            output.line(errorLine(error))
+            exit(2)
+        }
+        output.line("ack \(generation)")
+    }
+    output.line("done \(generation)")
+    exit(0)
+}
+
+/// Parses a JSON value given as text.
+func parseJSON(_ text: String) -> JSONValue? {
+    do {
+        return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+    } catch {
+        return nil
+    }
+}
+
+/// The command mode: answers one line per command read from standard input.
+func runServer(path: String, saveMode: Defaults.SaveMode) -> Never {
+    let defaults = open(path, saveMode: saveMode)
+    var tokens: [ObservationToken] = []
+    output.line("ready \(getpid())")
+    while let line = readLine(strippingNewline: true) {
+        let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true).map(String.init)
+        guard let command = parts.first else { continue }
+        let key = parts.count > 1 ? parts[1] : nil
+        switch (command, key) {
+        case ("set", let key?):
+            let text = parts.count > 2 ? parts[2] : ""
+            guard let value = parseJSON(text) else {
+                output.line(usageLine("not a JSON value: \(text)"))
+                continue
+            }
+            defaults.set(value, forKey: key)
+            output.line("ok")
+        case ("remove", let key?):
+            defaults.removeValue(forKey: key)
+            output.line("ok")
+        case ("flush", nil):
+            do {
+                try defaults.flush()
+                output.line("ok")
+            } catch {
+                output.line(errorLine(error))
+            }
+        case ("reload", nil):
+            do {
+                try defaults.reload()
+                output.line("ok")
+            } catch {
+                output.line(errorLine(error))
+            }
+        case ("get", let key?):
+            if defaults.hasStoredValue(forKey: key), let value = defaults.object(forKey: key) {
+                output.line("value \(key) \(json(value))")
+            } else {
+                output.line("none \(key)")
+            }
+        case ("keys", nil):
+            output.line((["keys"] + defaults.keys).joined(separator: " "))
+        case ("observe", let key?):
+            tokens.append(
+                defaults.observe(forKey: key) { change in
+                    output.line("changed \(key) " + (change.newValue.map { json($0) } ?? "none"))
+                })
+            output.line("ok")
+        case ("echo", _):
+            output.line(line)
+        case ("pid", nil):
+            output.line("pid \(getpid())")
+        case ("quit", nil):
+            output.line("bye")
+            exit(0)
+        default:
+            output.line(usageLine("unknown command: \(line)"))
+        }
+    }
+    withExtendedLifetime(tokens) {}
+    exit(0)
+}
+
+/// The value following `flag` in `arguments`, if any.
+func option(_ flag: String, in arguments: ArraySlice<String>) -> String? {
+    guard let index = arguments.firstIndex(of: flag), index + 1 < arguments.endIndex else { return nil }
+    return arguments[index + 1]
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+guard let mode = arguments.first else { usage("usage: codable-defaults-fixture writer|serve|state ...") }
+let rest = arguments.dropFirst()
+
+switch mode {
+case "state":
+    guard let text = rest.first, let generation = Int(text) else { usage("usage: state GENERATION") }
+    output.line(json(WriterState.state(generation)))
+    exit(0)
+case "writer":
+    guard let path = rest.first else { usage("usage: writer PATH [--seconds S] [--generations N]") }
+    let seconds = option("--seconds", in: rest).flatMap(Double.init) ?? 60
+    let generations = option("--generations", in: rest).flatMap(Int.init) ?? Int.max
+    runWriter(path: path, seconds: seconds, generations: generations)
+case "serve":
+    guard let path = rest.first else { usage("usage: serve PATH [--save-mode manual|immediate|idle:MS]") }
+    var saveMode = Defaults.SaveMode.manual
+    if let text = option("--save-mode", in: rest) {
+        if text == "manual" {
+            saveMode = .manual
+        } else if text == "immediate" {
+            saveMode = .immediate
+        } else if text.hasPrefix("idle:"), let milliseconds = Int(text.dropFirst(5)) {
+            saveMode = .afterIdle(.milliseconds(milliseconds))
+        } else {
+            usage("unknown save mode: \(text)")
+        }
+    }
+    runServer(path: path, saveMode: saveMode)
+default:
+    usage("unknown mode: \(mode)")
+}

@@ -1,0 +1,422 @@
+import Foundation
+import Testing
+
+@testable import CodableDefaults
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A writer process killed with SIGKILL at random moments never leaves a half-written file, and the file
+/// always holds a state the writer actually flushed: the last one it acknowledged, or the next one.
+///
+/// The number of kills comes from `CODABLE_DEFAULTS_CRASH_KILLS` (default 200). For a long run:
+///
+///     CODABLE_DEFAULTS_CRASH_KILLS=5000 swift test --filter CrashTests
+@Suite struct CrashTests {
+    /// How many times the writer is killed.
+    static let kills = ProcessInfo.processInfo.environment["CODABLE_DEFAULTS_CRASH_KILLS"].flatMap { Int($0) } ?? 200
+
+    @Test func harnessAgreesWithTheFixtureOnTheWriterStates() throws {
+        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        for generation in [1, 2, 7, 600, 12345] {
+            let child = try ChildProcess(fixture, ["state", String(generation)])
+            let lines = try child.readToEnd(timeout: 20)
+            #expect(try child.wait(timeout: 10) == .exited(0))
+            let printed = try JSONDecoder().decode([String: JSONValue].self, from: Data(lines.joined().utf8))
+            #expect(printed == WriterState.values(generation), "generation \(generation)")
+        }
+    }
+
+    @Test func killedWriterAlwaysLeavesAnAcknowledgedState() throws {
+        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        let temporaryPrefix = "." + url.lastPathComponent + "."
+        let started = Date()
+        var known = 0  // the generation the file was last seen to hold (0: no file)
+        var stats = (acknowledged: 0, ahead: 0, leftovers: 0, earlyKills: 0, lost: 0)
+
+        for iteration in 0..<Self.kills {
+            let child = try ChildProcess(fixture, ["writer", url.path, "--seconds", "30"])
+            // Most kills land while the writer loops; one in eight lands while it starts up and opens the file.
+            let early = Int.random(in: 0..<8) == 0
+            var lines: [String] = []
+            if early {
+                stats.earlyKills += 1
+            } else {
+                let line = try child.readLine(timeout: 20)
+                lines.append(line ?? "")
+                #expect(line == "start \(known)", "iteration \(iteration): the writer read the state left last time")
+            }
+            usleep(UInt32.random(in: early ? 0...30_000 : 1_000...40_000))
+            child.kill(SIGKILL)
+            let status = try child.wait(timeout: 20)
+            lines += try child.readToEnd(timeout: 20)
+            guard status == .signaled(SIGKILL) else {
+                Issue.record("iteration \(iteration): the writer ended on its own: \(status), output \(lines)")
+                break
+            }
+
+            var lastAcknowledged = known
+            for line in lines where line.hasPrefix("ack ") {
+                let generation = try #require(Int(line.dropFirst(4)))
+                #expect(generation == lastAcknowledged + 1, "iteration \(iteration): acks in order")
+                lastAcknowledged = generation
+                stats.acknowledged += 1
+            }
+            #expect(!lines.contains { $0.hasPrefix("error") }, "iteration \(iteration): \(lines)")
+
+            // The file parses and holds the last acknowledged state or the one after it.
+            let found = try Self.generationInFile(url)
+            #expect(
+                found == lastAcknowledged || found == lastAcknowledged + 1,
+                "iteration \(iteration): the file holds generation \(found), last acknowledged \(lastAcknowledged)")
+            if found == lastAcknowledged + 1 { stats.ahead += 1 }
+            if found != lastAcknowledged && found != lastAcknowledged + 1 { stats.lost += 1 }
+
+            // A fresh store opens it, sees the same state and removes the killed writer's temporary file.
+            let leftovers = try dir.contents().filter { $0.hasPrefix(temporaryPrefix) && $0.hasSuffix(".tmp") }
+            stats.leftovers += leftovers.count
+            let reopened = try openFresh(url)
+            #expect(reopened.integer(forKey: "generation") == found)
+            #expect(
+                Set(reopened.keys) == Set(WriterState.fragments(found).keys),
+                "iteration \(iteration): a fresh store sees generation \(found)'s keys")
+            let remaining = try dir.contents().filter { $0.hasPrefix(temporaryPrefix) && $0.hasSuffix(".tmp") }
+            #expect(remaining.isEmpty, "iteration \(iteration): leftover temporary files \(remaining)")
+            known = found
+        }
+        print(
+            """
+            crash test: \(Self.kills) kills, \(stats.lost) lost; \(stats.acknowledged) generations acknowledged, \
+            \(stats.ahead) kills between rename and acknowledgement, \(stats.leftovers) leftover temporary \
+            files removed on reopen, \(stats.earlyKills) kills during start-up, final generation \(known), \
+            \(Int(Date().timeIntervalSince(started))) s
+            """)
+    }
+
+    /// The generation the store file holds, after checking that it holds exactly that generation's state;
+    /// 0 when there is no file.
+    static func generationInFile(_ url: URL) throws -> Int {
+        guard FileManager.default.fileExists(atPath: url.path) else { return 0 }
+        let data = try bytes(url)
+        let members = try Document.parse(data)
+        var stored: [String: [UInt8]] = [:]
+        for member in members { stored[member.key] = member.value }
+        let text = String(decoding: data, as: UTF8.self)
+        let generation = try #require(
+            stored["generation"].flatMap { Int(String(decoding: $0, as: UTF8.self)) },
+            "no generation in \(text.prefix(200))")
+        #expect(stored == WriterState.fragments(generation), "the file is not generation \(generation)'s state")
+        #expect(members.map(\.key) == members.map(\.key).sorted(), "members sorted")
+        #expect(text.hasSuffix("\n}\n"))
+        return generation
+    }
+}
+
+/// The crash-test writer's state per generation. It must match `WriterState` in the fixture's main.swift;
+/// ``CrashTests/harnessAgreesWithTheFixtureOnTheWriterStates()`` checks that it does.
+enum WriterState {
+    /// The keys and values of generation `generation`.
+    static func values(_ generation: Int) -> [String: JSONValue] {
+        var values: [String: JSONValue] = [
+            "generation": .int(Int64(generation)),
+            "blob": .string("g\(generation)-" + String(repeating: "b", count: (generation &* 997) % 6000)),
+        ]
+        for index in 0..<12 where (generation / (index + 1) + index) % 3 != 0 {
+            let name = index < 10 ? "k0\(index)" : "k\(index)"
+            values[name] = .string(
+                "g\(generation)-k\(index)-" + String(repeating: "x", count: (generation &* 7 + index * 13) % 200))
+        }
+        return values
+    }
+
+    /// The same state as the compact JSON fragments the file holds (0: no keys).
+    static func fragments(_ generation: Int) -> [String: [UInt8]] {
+        guard generation > 0 else { return [:] }
+        var fragments: [String: [UInt8]] = [:]
+        for (name, value) in values(generation) {
+            switch value {
+            case .int(let number): fragments[name] = Array(String(number).utf8)
+            case .string(let text): fragments[name] = Array("\"\(text)\"".utf8)
+            default: Issue.record("unexpected value \(value)")
+            }
+        }
+        return fragments
+    }
+}
+
+// MARK: - Helper processes
+
+/// Where the test helper executables are: beside the running test bundle.
+enum Fixture {
+    /// The `codable-defaults-fixture` executable, or `nil` when it is not built.
+    static let path: String? = executable(named: "codable-defaults-fixture")
+
+    /// Finds an executable of the package in the build directory that holds the running tests.
+    static func executable(named name: String) -> String? {
+        var candidates: [String] = []
+        if let resolved = realpath("/proc/self/exe", nil) {
+            candidates.append(String(cString: resolved))
+            free(resolved)
+        }
+        candidates.append(Bundle.main.bundlePath)
+        if let first = CommandLine.arguments.first { candidates.append(first) }
+        for candidate in candidates {
+            var directory = URL(fileURLWithPath: candidate).deletingLastPathComponent()
+            for _ in 0..<4 {
+                let path = directory.appendingPathComponent(name).path
+                if access(path, X_OK) == 0 { return path }
+                directory.deleteLastPathComponent()
+            }
+        }
+        return nil
+    }
+}
+
+/// How a child process ended.
+enum ExitStatus: Equatable, CustomStringConvertible {
+    /// It called `exit` with this status.
+    case exited(Int32)
+    /// A signal killed it.
+    case signaled(Int32)
+
+    var description: String {
+        switch self {
+        case .exited(let code): "exit status \(code)"
+        case .signaled(let signal): "killed by signal \(signal)"
+        }
+    }
+}
+
+/// What went wrong talking to a child process.
+struct ChildProcessError: Error, CustomStringConvertible {
+    /// What happened.
+    var description: String
+}
+
+/// A child process started with `posix_spawn`, with pipes to its standard input and output. Its standard
+/// error goes to `stderrPath` (or is inherited). Every wait is bounded; a child still running when the value
+/// goes away is killed.
+final class ChildProcess {
+    /// The child's process id.
+    let pid: pid_t
+    private var input: Int32
+    private let output: Int32
+    private var buffer: [UInt8] = []
+    private var status: ExitStatus?
+    private var sawEnd = false
+
+    /// Starts `executable` with `arguments`, in the test's environment plus `environment`.
+    init(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], stderrPath: String? = nil
+    ) throws {
+        let inPipe = try makePipe()
+        let outPipe: [Int32]
+        do {
+            outPipe = try makePipe()
+        } catch {
+            close(inPipe[0])
+            close(inPipe[1])
+            throw error
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        if let stderrPath {
+            posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        }
+        var merged = ProcessInfo.processInfo.environment
+        merged["SWIFT_BACKTRACE"] = "enable=no"
+        for (name, value) in environment { merged[name] = value }
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var child: pid_t = 0
+        let result = posix_spawn(&child, executable, &actions, nil, argv, envp)
+        close(inPipe[0])
+        close(outPipe[1])
+        guard result == 0 else {
+            close(inPipe[1])
+            close(outPipe[0])
+            throw ChildProcessError(description: "cannot start \(executable): \(String(cString: strerror(result)))")
+        }
+        pid = child
+        input = inPipe[1]
+        output = outPipe[0]
+    }
+
+    deinit {
+        if status == nil {
+            sendSignal(pid, SIGKILL)
+            var raw: Int32 = 0
+            _ = waitpid(pid, &raw, 0)
+        }
+        if input >= 0 { close(input) }
+        close(output)
+    }
+
+    /// Sends one line to the child's standard input.
+    func send(_ line: String) throws {
+        let bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(input, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { throw ChildProcessError(description: "cannot write to the child: errno \(errno)") }
+            offset += written
+        }
+    }
+
+    /// Closes the child's standard input (it sees end of input).
+    func closeInput() {
+        if input >= 0 { close(input) }
+        input = -1
+    }
+
+    /// Sends a line and returns the child's next line of output.
+    func ask(_ line: String, timeout: Double = 30) throws -> String {
+        try send(line)
+        guard let answer = try readLine(timeout: timeout) else {
+            throw ChildProcessError(description: "the child ended instead of answering \"\(line)\"")
+        }
+        return answer
+    }
+
+    /// The next line of output, or `nil` at end of output.
+    ///
+    /// - Throws: ``ChildProcessError`` when no whole line arrives within `timeout` seconds.
+    func readLine(timeout: Double) throws -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            if sawEnd {
+                guard !buffer.isEmpty else { return nil }
+                defer { buffer.removeAll() }
+                return String(decoding: buffer, as: UTF8.self)
+            }
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else {
+                throw ChildProcessError(
+                    description:
+                        "no output line within \(timeout) s (so far: \(String(decoding: buffer, as: UTF8.self)))"
+                )
+            }
+            var descriptor = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(min(remaining * 1000, 1000)) + 1)
+            if ready < 0 && errno != EINTR { throw ChildProcessError(description: "poll failed: errno \(errno)") }
+            guard ready > 0 else { continue }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw ChildProcessError(description: "read failed: errno \(errno)")
+            }
+            if count == 0 { sawEnd = true }
+            buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// Every remaining line of output, until the child closes it.
+    func readToEnd(timeout: Double) throws -> [String] {
+        let deadline = Date().addingTimeInterval(timeout)
+        var lines: [String] = []
+        while let line = try readLine(timeout: max(0.001, deadline.timeIntervalSinceNow)) { lines.append(line) }
+        return lines
+    }
+
+    /// Sends a signal to the child.
+    func kill(_ signal: Int32) {
+        if status == nil { sendSignal(pid, signal) }
+    }
+
+    /// Waits for the child to end; kills it with SIGKILL and throws if it has not ended within `timeout` s.
+    @discardableResult
+    func wait(timeout: Double) throws -> ExitStatus {
+        if let status { return status }
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            var raw: Int32 = 0
+            let result = waitpid(pid, &raw, WNOHANG)
+            if result == pid {
+                let signal = raw & 0x7F
+                let ended: ExitStatus = signal == 0 ? .exited((raw >> 8) & 0xFF) : .signaled(signal)
+                status = ended
+                return ended
+            }
+            if result < 0 && errno != EINTR {
+                throw ChildProcessError(description: "waitpid failed: errno \(errno)")
+            }
+            if Date() > deadline {
+                sendSignal(pid, SIGKILL)
+                var ignored: Int32 = 0
+                _ = waitpid(pid, &ignored, 0)
+                status = .signaled(SIGKILL)
+                throw ChildProcessError(description: "the child did not end within \(timeout) s; killed it")
+            }
+            usleep(1000)
+        }
+    }
+}
+
+/// Sends `signal` to process `pid`.
+private func sendSignal(_ pid: pid_t, _ signal: Int32) {
+    _ = kill(pid, signal)
+}
+
+/// A pipe whose two ends are closed on `exec`, so that children started by other tests at the same time do
+/// not inherit them.
+private func makePipe() throws -> [Int32] {
+    var ends: [Int32] = [-1, -1]
+    #if os(Linux)
+        guard linuxPipe2(&ends, O_CLOEXEC) == 0 else { throw ChildProcessError(description: "pipe2 failed: \(errno)") }
+    #else
+        guard pipe(&ends) == 0 else { throw ChildProcessError(description: "pipe failed: \(errno)") }
+        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+    #endif
+    return ends
+}
+
+#if os(Linux)
+    /// glibc's `pipe2`, which the Glibc module does not export (it is declared only with `_GNU_SOURCE`).
+    @_silgen_name("pipe2")
+    private func linuxPipe2(_ ends: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
+#endif
+
+/// Runs a command to completion (at most `timeout` seconds) and returns its exit status and output.
+@discardableResult
+func runCommand(_ arguments: [String], timeout: Double = 30) throws -> (status: ExitStatus, output: [String]) {
+    guard let executable = findExecutable(arguments[0]) else {
+        throw ChildProcessError(description: "\(arguments[0]) is not installed")
+    }
+    let child = try ChildProcess(executable, Array(arguments.dropFirst()), stderrPath: "/dev/null")
+    child.closeInput()
+    let output = try child.readToEnd(timeout: timeout)
+    return (try child.wait(timeout: timeout), output)
+}
+
+/// The full path of a program found in `PATH` (or the usual system directories), or `nil`.
+func findExecutable(_ name: String) -> String? {
+    if name.hasPrefix("/") { return access(name, X_OK) == 0 ? name : nil }
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+    let directories = path.split(separator: ":").map(String.init) + ["/usr/bin", "/bin", "/usr/sbin", "/sbin"]
+    for directory in directories where access(directory + "/" + name, X_OK) == 0 {
+        return directory + "/" + name
+    }
+    return nil
+}
