@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+
+@testable import CodableDefaults
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A `codable-defaults-fixture serve` process: answers commands, and sets aside the `changed` events its
+/// observers print in between.
+final class ServedStore {
+    let child: ChildProcess
+    private(set) var events: [String] = []
+
+    init(_ url: URL, saveMode: String = "manual") throws {
+        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        child = try ChildProcess(fixture, ["serve", url.path, "--save-mode", saveMode])
+        let ready = try #require(try child.readLine(timeout: 30))
+        #expect(ready.hasPrefix("ready "), "\(ready)")
+    }
+
+    /// Sends a command and returns its answer.
+    @discardableResult
+    func ask(_ command: String) throws -> String {
+        try child.send(command)
+        return try answer()
+    }
+
+    /// The next line that is not an event.
+    func answer() throws -> String {
+        while true {
+            guard let line = try child.readLine(timeout: 30) else {
+                throw ChildProcessError(description: "the fixture ended before answering")
+            }
+            if line.hasPrefix("changed ") { events.append(line) } else { return line }
+        }
+    }
+
+    /// Waits up to `timeout` seconds for an event line equal to `event`.
+    func waitForEvent(_ event: String, timeout: Double = 10) throws -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !events.contains(event) {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return false }
+            guard let line = try child.readLine(timeout: left) else { return false }
+            if line.hasPrefix("changed ") { events.append(line) }
+        }
+        return true
+    }
+
+    func quit() throws {
+        #expect(try ask("quit") == "bye")
+        _ = try child.wait(timeout: 30)
+    }
+}
+
+/// Real processes sharing one store file.
+@Suite struct MultiProcessTests {
+    @Test func distinctKeysFromManyProcessesAllSurvive() throws {
+        let dir = try TemporaryDirectory()
+        let processes = 4
+        let keysEach = 25
+        let stores = try (0..<processes).map { _ in try ServedStore(dir.file(), saveMode: "immediate") }
+        // Pipeline every command first, so the processes really write at the same time.
+        for (index, store) in stores.enumerated() {
+            for key in 0..<keysEach { try store.child.send("set p\(index)-k\(key) \(index * 1000 + key)") }
+        }
+        for store in stores {
+            for _ in 0..<keysEach { #expect(try store.answer() == "ok") }
+        }
+        for store in stores { try store.quit() }
+        let merged = try openFresh(dir.file())
+        #expect(merged.keys.count == processes * keysEach)
+        for index in 0..<processes {
+            for key in 0..<keysEach {
+                #expect(merged.integer(forKey: "p\(index)-k\(key)") == index * 1000 + key, "p\(index)-k\(key)")
+            }
+        }
+    }
+
+    @Test func twoWritersOfOneKeyNeverMixValues() throws {
+        let dir = try TemporaryDirectory()
+        let a = try ServedStore(dir.file())
+        let b = try ServedStore(dir.file())
+        let valueA = "{\"from\":\"a\",\"list\":[\(Array(repeating: "1", count: 500).joined(separator: ","))]}"
+        let valueB = "{\"from\":\"b\",\"list\":[\(Array(repeating: "2", count: 700).joined(separator: ","))]}"
+        let parsedA = try JSONValue(parsing: valueA)
+        let parsedB = try JSONValue(parsing: valueB)
+        for round in 0..<30 {
+            try a.child.send("set shared \(valueA)")
+            try b.child.send("set shared \(valueB)")
+            try a.child.send("set a-round \(round)")
+            try b.child.send("set b-round \(round)")
+            try a.child.send("flush")
+            try b.child.send("flush")
+            for store in [a, b] {
+                for _ in 0..<3 { #expect(try store.answer() == "ok") }
+            }
+            let file = try openFresh(dir.file())
+            let shared = file.object(forKey: "shared")
+            #expect(shared == parsedA || shared == parsedB)
+            #expect(file.integer(forKey: "a-round") == round)
+            #expect(file.integer(forKey: "b-round") == round)
+        }
+        try a.quit()
+        try b.quit()
+    }
+
+    @Test func processesObserveEachOthersWrites() throws {
+        let dir = try TemporaryDirectory()
+        let a = try ServedStore(dir.file())
+        let b = try ServedStore(dir.file())
+        #expect(try a.ask("observe volume") == "ok")
+        #expect(try b.ask("observe volume") == "ok")
+        #expect(try b.ask("set volume 0.25") == "ok")
+        #expect(try b.ask("flush") == "ok")
+        #expect(try a.waitForEvent("changed volume 0.25"))
+        #expect(try a.ask("set volume 0.75") == "ok")
+        #expect(try a.ask("flush") == "ok")
+        #expect(try b.waitForEvent("changed volume 0.75"))
+        // And a person's edit with the command-line tool's peer: an in-process store.
+        let here = try openFresh(dir.file())
+        here.set(1.0, forKey: "volume")
+        try here.flush()
+        #expect(try a.waitForEvent("changed volume 1"))
+        #expect(try b.waitForEvent("changed volume 1"))
+        try a.quit()
+        try b.quit()
+    }
+
+    @Test func aDeadLockHolderReleasesTheLock() throws {
+        let python = try #require(findExecutable("python3"), "python3 holds the lock in this test")
+        let dir = try TemporaryDirectory()
+        let lockPath = dir.file(".settings.json.lock").path
+        let holder = try ChildProcess(
+            python,
+            [
+                "-c",
+                "import fcntl, time; f = open('\(lockPath)', 'a'); fcntl.flock(f, fcntl.LOCK_EX); "
+                    + "print('locked', flush=True); time.sleep(60)",
+            ])
+        #expect(try holder.readLine(timeout: 30) == "locked")
+        let defaults = try openFresh(dir.file())
+        defaults[.count] = 1
+        let finished = Recorder<Bool>()
+        let thread = Thread {
+            do {
+                try defaults.flush()
+                finished.append(true)
+            } catch {
+                Issue.record(error)
+            }
+        }
+        thread.start()
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(finished.values.isEmpty, "the save waits for the lock")
+        holder.kill(SIGKILL)
+        _ = try holder.wait(timeout: 30)
+        let deadline = Date().addingTimeInterval(10)
+        while finished.values.isEmpty && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(finished.values == [true], "the kernel released the dead holder's lock")
+        #expect(try openFresh(dir.file())[.count] == 1)
+    }
+}
