@@ -40,14 +40,15 @@ extension Defaults {
     /// Makes several changes as one: one save, and one notification per changed key, after `body` returns.
     ///
     /// ```swift
-    /// try defaults.batch {
+    /// defaults.batch {
     ///     $0[.volume] = 0.2
     ///     $0[.profile].name = "B"
     /// }
     /// ```
     ///
     /// Observers of a key see one change, from the value before the batch to the value after it; keys that
-    /// end where they started notify nothing. Other threads do not see the batch's changes until it is
+    /// end where they started notify nothing. ``observeAll(_:)`` observers get, once, the names of every key
+    /// the batch set or removed. Other threads do not see the batch's changes until it is
     /// applied, and then see them all at once.
     ///
     /// - Parameter body: Makes the changes through the ``Batch`` it is given.

@@ -56,7 +56,8 @@ extension Defaults {
     /// ```
     ///
     /// `Value` may be any `Codable & Sendable` type. When it is also `Equatable`, setting a value equal to the
-    /// current one changes nothing and writes nothing. Two key objects with the same name share the stored
+    /// one this key object last read or set changes nothing and writes nothing (observers, in any case, are
+    /// called only for values that really differ). Two key objects with the same name share the stored
     /// value; each reads it as its own type.
     public final class Key<Value: Codable & Sendable>: Keys, @unchecked Sendable {
         /// The value read when the store holds no value for the key (or holds one that does not decode).
@@ -94,7 +95,8 @@ extension Defaults {
 }
 
 extension Defaults.Key where Value: Equatable {
-    /// Creates a key for an `Equatable` value: setting a value equal to the current one is not a change.
+    /// Creates a key for an `Equatable` value: setting a value equal to the one this key last read or set is
+    /// not a change.
     ///
     /// - Parameters:
     ///   - name: The name the value is stored under.

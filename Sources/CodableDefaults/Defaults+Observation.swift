@@ -30,8 +30,9 @@ extension Defaults {
     /// processes saved to the file: observing starts ``startWatching()``.
     ///
     /// **Delivery.** A change made in this process is delivered synchronously on the thread that made it,
-    /// after the store's lock is released, before the change's call returns. Changes other processes made
-    /// are delivered on the store's own serial queue. Calls of one handler never overlap. When two threads
+    /// after the store's lock is released, before the change's call returns; so are the changes a
+    /// ``reload()`` finds. Changes other processes made that the file watcher notices are delivered on the
+    /// store's own serial queue. Calls of one handler never overlap. When two threads
     /// change the key at once, the handler may see the two changes merged into one (`oldValue` is always the
     /// `newValue` of the call before). A handler may read and write the store, including its own key (it
     /// runs again only if the value really changes again), and may cancel its own token.
@@ -78,8 +79,9 @@ extension Defaults {
     /// Observes every change: `handler` receives the names of the keys whose stored value changed.
     ///
     /// Called once per change (once per ``batch(_:)``), on the thread that made it, after the store's lock
-    /// is released; for other processes' changes, on the store's queue. An `Equatable` value set equal to
-    /// itself is not a change; for other types every set counts.
+    /// is released; for other processes' changes that the watcher notices, on the store's queue. A set of an
+    /// `Equatable` value equal to the value cached for its key object is not a change; any other set, removal
+    /// or reset of a stored value counts, even if the value ends up equal.
     ///
     /// - Parameter handler: Called with the names of the keys that changed.
     /// - Returns: A token that ends the observation on ``ObservationToken/cancel()`` or when released.

@@ -70,7 +70,7 @@ extension Defaults {
     /// is refused (``DefaultsError/Code-swift.struct/unsupportedSchemaVersion``), never downgraded or
     /// overwritten. A file without the member has version 0; a new file gets the last step's version.
     public struct Migration: Sendable {
-        /// The schema version the step produces: 1 or more.
+        /// The schema version the step produces: 1 or more, different for every step (checked on opening).
         public let version: Int
         /// The step.
         let body: @Sendable (inout [String: JSONValue]) throws -> Void

@@ -10,8 +10,11 @@
 /// ```swift
 /// do {
 ///     let defaults = try Defaults(url: url)
-/// } catch let error where error.code == .invalidJSON {
-///     print("\(error.path ?? "?"):\(error.line ?? 0):\(error.column ?? 0): \(error.message)")
+///     // …
+/// } catch {
+///     if error.code == .invalidJSON {
+///         print("\(error.path ?? "?"):\(error.line ?? 0):\(error.column ?? 0): \(error.message)")
+///     }
 /// }
 /// ```
 public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -138,9 +138,13 @@ import Testing
         defaults[key] = Flaky(fail: false)
         defaults[.count] = 1
         try defaults.flush()
+        let seen = Recorder<Bool>()
+        let token = defaults.observe(key) { seen.append($0.newValue.fail) }
         defaults[key] = Flaky(fail: true)
         defaults[.count] = 2
         let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(seen.values == [true, false], "observers hear of the revert")
+        _ = token
         #expect(error?.code == .encodingFailed)
         #expect(error?.key == "flaky")
         #expect(try text(dir.file()) == "{\n  \"count\": 2,\n  \"flaky\": false\n}\n")

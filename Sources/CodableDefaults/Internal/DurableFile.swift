@@ -272,7 +272,7 @@ struct DurableFile: Sendable {
             throw failure(.writeFailed, "cannot open the store's directory to flush it", errno: Sys.errno)
         }
         defer { close(fd) }
-        if fsync(fd) != 0 {
+        if Sys.fullSync(fd) != 0 {
             let code = Sys.errno
             // Some file systems cannot fsync a directory; they give EINVAL. The rename is then as durable
             // as they can make it.

@@ -117,6 +117,13 @@ final class Store: @unchecked Sendable {
     private func migrate(_ file: DurableFile) throws(DefaultsError) -> ([DocumentMember], FileIdentity?)? {
         let steps = options.migrations.sorted { $0.version < $1.version }
         guard let target = steps.last?.version else { return try readFile(file) }
+        if let first = steps.first, first.version < 1 {
+            throw DefaultsError(
+                .invalidArgument, "migration versions start at 1, not \(first.version)", path: file.path)
+        }
+        for (step, next) in zip(steps, steps.dropFirst()) where step.version == next.version {
+            throw DefaultsError(.invalidArgument, "two migrations have version \(step.version)", path: file.path)
+        }
         try file.createDirectory()
         let fd = try file.lock()
         defer { file.unlock(fd) }
@@ -646,6 +653,15 @@ final class Store: @unchecked Sendable {
     /// - Throws: ``DefaultsError``; on failure every unsaved change stays pending.
     func save() throws(DefaultsError) {
         guard let file else { return }
+        var reverted = Set<String>()
+        // Observers saw the values that failed to encode; tell them (outside the save lock) they are gone.
+        defer { notify(reverted) }
+        try save(file, reverted: &reverted)
+    }
+
+    /// The body of ``save()``, under the save lock. Adds the names of values reverted because they failed to
+    /// encode to `reverted`.
+    private func save(_ file: DurableFile, reverted: inout Set<String>) throws(DefaultsError) {
         saveLock.lock()
         defer { saveLock.unlock() }
 
@@ -681,6 +697,7 @@ final class Store: @unchecked Sendable {
                     cell.stored = cell.saved.map { .raw($0) } ?? .absent
                     cell.version &+= 1
                     cell.isDirty = false
+                    reverted.insert(cell.name)
                 }
             }
         }
