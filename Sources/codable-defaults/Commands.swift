@@ -88,6 +88,7 @@ final class Tool {
 
     /// `write FILE KEY VALUE`.
     private func write(_ location: StoreLocation, key: String, text: String, asString: Bool) throws(ToolError) {
+        try refuseReserved(key, command: .write)
         let value: JSONValue
         if asString {
             value = .string(text)
@@ -114,6 +115,7 @@ final class Tool {
 
     /// `delete FILE KEY...` and `delete FILE --all`.
     private func delete(_ location: StoreLocation, keys: [String], all: Bool, force: Bool) throws(ToolError) {
+        for key in keys { try refuseReserved(key, command: .delete) }
         let defaults = try open(location)
         if all {
             defaults.removeAll()
@@ -135,7 +137,7 @@ final class Tool {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw ToolError(.badFile, "\(path): no such file")
         }
-        let count = try storedMembers(defaults).count
+        let count = try storedMembers(defaults, includingReserved: false).count
         try Output.print("\(path): valid (\(count) \(count == 1 ? "key" : "keys"))\n")
     }
 
@@ -157,7 +159,14 @@ final class Tool {
         }
         keep(sourceStore)
         let members = try storedMembers(sourceStore)
-        for key in JSONText.sortedKeys(members) { defaults.set(members[key]!, forKey: key) }
+        for key in JSONText.sortedKeys(members) {
+            if key == Defaults.schemaVersionKey {
+                // The store's own schema version stays; the source's is not a setting to copy.
+                Output.printError("codable-defaults: \(source): skipped \(key), the source's schema version\n")
+                continue
+            }
+            defaults.set(members[key]!, forKey: key)
+        }
         try save(defaults)
     }
 
@@ -236,11 +245,25 @@ final class Tool {
         return value
     }
 
-    /// Every stored key and value of the store.
-    private func storedMembers(_ defaults: Defaults) throws(ToolError) -> [String: JSONValue] {
+    /// Every stored key and value of the store, with the reserved schema-version member when the file has
+    /// one (so an export keeps the file's schema version).
+    private func storedMembers(_ defaults: Defaults, includingReserved: Bool = true) throws(ToolError)
+        -> [String: JSONValue]
+    {
         var members: [String: JSONValue] = [:]
         for key in defaults.keys { members[key] = try storedValue(defaults, key: key) }
+        if includingReserved, let version = defaults.object(forKey: Defaults.schemaVersionKey) {
+            members[Defaults.schemaVersionKey] = version
+        }
         return members
+    }
+
+    /// Refuses the reserved schema-version member as a KEY to change.
+    private func refuseReserved(_ key: String, command: Command) throws(ToolError) {
+        guard key == Defaults.schemaVersionKey else { return }
+        throw .usage(
+            "\(key) is reserved for the file's schema version (set by migrations); it cannot be changed",
+            command: command)
     }
 }
 

@@ -271,6 +271,25 @@ import Testing
         #expect(empty.stdout == "{}\n")
     }
 
+    @Test func theSchemaVersionIsExportedButNeverWrittenByHand() async throws {
+        let sandbox = try ToolSandbox()
+        try sandbox.create("s.json", "{\"$schemaVersion\": 2, \"a\": 1}")
+        let export = try await sandbox.run(["export", "s.json"])
+        #expect(export.stdout == "{\n  \"$schemaVersion\": 2,\n  \"a\": 1\n}\n")
+        let check = try await sandbox.run(["check", "s.json"])
+        #expect(check.stdout.hasSuffix("valid (1 key)\n"))
+        for arguments in [["write", "s.json", "$schemaVersion", "3"], ["delete", "s.json", "$schemaVersion"]] {
+            let result = try await sandbox.run(arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.contains("reserved"), "\(arguments)")
+        }
+        try sandbox.create("src.json", "{\"$schemaVersion\": 9, \"b\": 2}")
+        let imported = try await sandbox.run(["import", "s.json", "src.json"])
+        #expect(imported.status == 0)
+        #expect(imported.stderr.contains("skipped $schemaVersion"))
+        #expect(try sandbox.text("s.json") == "{\n  \"$schemaVersion\": 2,\n  \"a\": 1,\n  \"b\": 2\n}\n")
+    }
+
     // MARK: Suites and standard stores
 
     @Test func suiteAndStandardResolveLikeTheLibrary() async throws {
