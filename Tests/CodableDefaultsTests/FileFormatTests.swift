@@ -50,6 +50,41 @@ import Testing
         #expect(try text(dir.file()) == "{\n  \"a\": 1,\n  \"b\": 2,\n  \"c\": 1,\n  \"x\": 1,\n  \"z\": 26\n}\n")
     }
 
+    /// Random sets of values of changing lengths, additions and removals, each followed by a save: the file
+    /// must always be exactly the sorted members (saves that change only values splice them into the last
+    /// image; the others rebuild it).
+    @Test(arguments: [3, 40])
+    func randomEditsAlwaysGiveTheExactFile(editsPerSave: Int) throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file())
+        var expected: [String: String] = [:]
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<600 {
+            let name = "k\(Int.random(in: 0..<40, using: &generator))"
+            let key = Defaults.Key<String>(name, default: "")
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0:
+                defaults.reset(key)
+                expected[name] = nil
+            default:
+                let value = String(repeating: "v", count: Int.random(in: 0..<30, using: &generator)) + "\(step)"
+                defaults[key] = value
+                expected[name] = value
+            }
+            if step % editsPerSave == 0 {
+                try defaults.flush()
+                let members = expected.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                    .map { "  \"\($0)\": \"\(expected[$0]!)\"" }
+                let file = members.isEmpty ? "{}\n" : "{\n" + members.joined(separator: ",\n") + "\n}\n"
+                if FileManager.default.fileExists(atPath: dir.file().path) {
+                    #expect(try text(dir.file()) == file, "step \(step)")
+                } else {
+                    #expect(members.isEmpty, "nothing saved yet at step \(step)")
+                }
+            }
+        }
+    }
+
     @Test func handEditedValuesAreKeptAsWrittenButCompacted() throws {
         let dir = try TemporaryDirectory()
         try write("{ \"zeta\" : [ 1 , 2 ],\n\"alpha\":{\"b\" : \"a b\", \"a\":1} }", to: dir.file())

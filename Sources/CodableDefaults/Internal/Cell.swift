@@ -29,6 +29,8 @@ final class Cell {
     var isDirty = false
     /// Whether the cell is in the store's sorted member order.
     var isOrdered = false
+    /// The cell's index in that order, valid while ``isOrdered`` and the store's image are.
+    var orderIndex = 0
     /// Whether the cell waits in the store's list of names to add to the order.
     var isQueued = false
     /// The value from the argument domain (`-name value` on the command line), which reads prefer to the

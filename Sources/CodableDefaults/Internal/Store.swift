@@ -33,6 +33,16 @@ final class Store: @unchecked Sendable {
     private var order: [Cell] = []
     /// Cells stored since the last save that are not in `order`.
     private var queued: [Cell] = []
+    /// The file's bytes as last assembled, matching `order` while `imageIsValid`; a save that changes only
+    /// values splices the new fragments into it instead of rebuilding every member.
+    private var image: [UInt8] = []
+    /// Where each member's value lies in `image`, by index in `order` (see `Cell.orderIndex`).
+    private var valueStarts: [Int] = []
+    private var valueEnds: [Int] = []
+    /// Whether `image` and the value positions match `order`.
+    private var imageIsValid = false
+    /// Whether a member of `order` lost its value since the last assembly (the next one must rebuild).
+    private var orderLostMember = false
     /// The identity of the file as this store last read or wrote it; `nil` when there was no file.
     private var diskIdentity: FileIdentity?
     /// Observers of every change, for `observeAll`.
@@ -371,6 +381,7 @@ final class Store: @unchecked Sendable {
                 cell.isDirty = false
                 cell.stored = cell.saved.map { .raw($0) } ?? .absent
                 cell.version &+= 1
+                if cell.saved == nil && cell.isOrdered { orderLostMember = true }
                 names.insert(cell.name)
             }
             dirty.removeAll()
@@ -573,6 +584,8 @@ final class Store: @unchecked Sendable {
         if value.isPresent && !cell.isOrdered && !cell.isQueued {
             cell.isQueued = true
             queued.append(cell)
+        } else if !value.isPresent && cell.isOrdered {
+            orderLostMember = true
         }
     }
 
@@ -598,6 +611,11 @@ final class Store: @unchecked Sendable {
     /// member order. Returns the names whose stored value changed. Call with the lock held (or from `init`).
     @discardableResult
     private func apply(_ members: [DocumentMember]) -> Set<String> {
+        imageIsValid = false
+        if cells.isEmpty {
+            applyFirst(members)
+            return []
+        }
         var incoming: [String: [UInt8]] = [:]
         incoming.reserveCapacity(members.count)
         for member in members { incoming[member.key] = member.value }
@@ -625,6 +643,26 @@ final class Store: @unchecked Sendable {
         order = cells.values.filter { $0.stored.isPresent }.sorted { precedesInFile($0.name, $1.name) }
         for cell in order { cell.isOrdered = true }
         return changed
+    }
+
+    /// ``apply(_:)`` for a store that knows no names yet (the first load): no merging, no change set (no one
+    /// observes yet), and the file's order taken as is when it is sorted, as files this library writes are.
+    private func applyFirst(_ members: [DocumentMember]) {
+        cells.reserveCapacity(members.count)
+        var inFileOrder = true
+        var previous: String?
+        order.reserveCapacity(members.count)
+        for member in members {
+            let cell = Cell(name: member.key)
+            cell.stored = .raw(member.value)
+            cell.saved = member.value
+            cell.isOrdered = true
+            cells[member.key] = cell
+            order.append(cell)
+            if inFileOrder, let previous, !precedesInFile(previous, member.key) { inFileOrder = false }
+            previous = member.key
+        }
+        if !inFileOrder { order.sort { precedesInFile($0.name, $1.name) } }
     }
 
     /// Re-reads the file. Unsaved local changes are kept on top of what the file holds.
@@ -697,6 +735,7 @@ final class Store: @unchecked Sendable {
                     cell.stored = cell.saved.map { .raw($0) } ?? .absent
                     cell.version &+= 1
                     cell.isDirty = false
+                    if cell.saved == nil && cell.isOrdered { orderLostMember = true }
                     reverted.insert(cell.name)
                 }
             }
@@ -748,6 +787,25 @@ final class Store: @unchecked Sendable {
             case .pending: return encoded[ObjectIdentifier(cell)] ?? cell.saved
             }
         }
+        if imageIsValid && !orderLostMember && queued.isEmpty {
+            spliceChangedValues(fragment)
+        } else {
+            rebuildImage(fragment)
+        }
+        var written: [(Cell, UInt64, [UInt8]?)] = []
+        for cell in dirty where cell.isDirty {
+            switch cell.stored {
+            case .absent: written.append((cell, cell.version, nil))
+            case .raw(let value): written.append((cell, cell.version, value))
+            case .pending: break
+            }
+        }
+        return (image, written)
+    }
+
+    /// Builds `image` from every stored cell, merging newly stored names into the order without re-sorting
+    /// it. Call with the lock held.
+    private func rebuildImage(_ fragment: (Cell) -> [UInt8]?) {
         var fresh = queued.filter { $0.stored.isPresent && !$0.isOrdered }
         for cell in queued { cell.isQueued = false }
         queued = []
@@ -768,10 +826,14 @@ final class Store: @unchecked Sendable {
         merged.append(contentsOf: fresh[next...])
 
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(merged.count * 32 + 4)
+        bytes.reserveCapacity(max(image.count, merged.count * 32) + 64)
         bytes.append(0x7B)  // {
         var kept: [Cell] = []
         kept.reserveCapacity(merged.count)
+        var starts: [Int] = []
+        var ends: [Int] = []
+        starts.reserveCapacity(merged.count)
+        ends.reserveCapacity(merged.count)
         for cell in merged {
             guard let value = fragment(cell) else {
                 // Set after the values were encoded and new to the file: it goes in with the next save.
@@ -779,24 +841,75 @@ final class Store: @unchecked Sendable {
                 queued.append(cell)
                 continue
             }
-            bytes.append(contentsOf: kept.isEmpty ? [0x0A] : [0x2C, 0x0A])  // "\n" or ",\n"
+            if !kept.isEmpty { bytes.append(0x2C) }  // ,
+            bytes.append(0x0A)  // newline
             bytes.append(contentsOf: cell.prefix)
-            bytes.append(contentsOf: value)
             cell.isOrdered = true
+            cell.orderIndex = kept.count
+            starts.append(bytes.count)
+            bytes.append(contentsOf: value)
+            ends.append(bytes.count)
             kept.append(cell)
         }
-        bytes.append(contentsOf: kept.isEmpty ? [0x7D, 0x0A] : [0x0A, 0x7D, 0x0A])  // "}\n" or "\n}\n"
-        order = kept
-
-        var written: [(Cell, UInt64, [UInt8]?)] = []
-        for cell in dirty where cell.isDirty {
-            switch cell.stored {
-            case .absent: written.append((cell, cell.version, nil))
-            case .raw(let value): written.append((cell, cell.version, value))
-            case .pending: break
-            }
+        if kept.isEmpty {
+            bytes.append(contentsOf: [0x7D, 0x0A])  // }\n
+        } else {
+            bytes.append(contentsOf: [0x0A, 0x7D, 0x0A])  // \n}\n
         }
-        return (bytes, written)
+        order = kept
+        image = bytes
+        valueStarts = starts
+        valueEnds = ends
+        imageIsValid = true
+        orderLostMember = false
+    }
+
+    /// Updates `image` when the set of members is unchanged: copies the unchanged spans and splices in the
+    /// values of the changed cells, so a save costs about a copy of the file's bytes. Call with the lock
+    /// held.
+    private func spliceChangedValues(_ fragment: (Cell) -> [UInt8]?) {
+        var changes: [(index: Int, value: [UInt8])] = []
+        for cell in dirty where cell.isDirty && cell.isOrdered {
+            guard let value = fragment(cell) else { continue }
+            let index = cell.orderIndex
+            if image[valueStarts[index]..<valueEnds[index]].elementsEqual(value) { continue }
+            changes.append((index, value))
+        }
+        guard !changes.isEmpty else { return }
+        changes.sort { $0.index < $1.index }
+        if changes.count <= 8 {
+            // Few changes: replace in place, last first so earlier positions stay right. The buffer is not
+            // shared once the previous save's write has finished, so this moves only the bytes after each
+            // change (nothing at all when a value keeps its length).
+            for change in changes.reversed() {
+                image.replaceSubrange(valueStarts[change.index]..<valueEnds[change.index], with: change.value)
+            }
+        } else {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(image.count + changes.reduce(0) { $0 + $1.value.count })
+            var copied = 0
+            for change in changes {
+                bytes.append(contentsOf: image[copied..<valueStarts[change.index]])
+                bytes.append(contentsOf: change.value)
+                copied = valueEnds[change.index]
+            }
+            bytes.append(contentsOf: image[copied...])
+            image = bytes
+        }
+        // Move the value positions after each change by the growth so far.
+        var shift = 0
+        var nextChange = 0
+        for index in changes[0].index..<valueStarts.count {
+            let start = valueStarts[index] + shift
+            var length = valueEnds[index] - valueStarts[index]
+            if nextChange < changes.count && changes[nextChange].index == index {
+                shift += changes[nextChange].value.count - length
+                length = changes[nextChange].value.count
+                nextChange += 1
+            }
+            valueStarts[index] = start
+            valueEnds[index] = start + length
+        }
     }
 
     // MARK: Observing
