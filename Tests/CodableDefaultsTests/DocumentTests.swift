@@ -525,4 +525,27 @@ import Testing
         #expect(try Document.parse(Document.serialize(tuples)) == members)
         #expect(try Document.parse(Document.serialize([DocumentMember]())) == [])
     }
+
+    /// The string scanner reads eight bytes at a time while they are plain ASCII: every special byte must be
+    /// found at every position of such a word.
+    @Test func specialBytesAreFoundAtEveryPositionOfALongString() throws {
+        for position in 0..<24 {
+            let before = Array(repeating: UInt8(ascii: "a"), count: position)
+            let after = Array(repeating: UInt8(ascii: "b"), count: 24 - position)
+            func parse(_ middle: [UInt8]) throws(DocumentError) -> [DocumentMember] {
+                try Document.parse(Array("{\"k\": \"".utf8) + before + middle + after + Array("\"}".utf8))
+            }
+            // Allowed: DEL, an escape, a two-byte character.
+            for middle in [[0x7F], Array("\\n".utf8), Array("é".utf8)] as [[UInt8]] {
+                let value = try parse(middle)[0].value
+                #expect(value == [0x22] + before + middle + after + [0x22], "position \(position)")
+            }
+            // Refused: control characters and a malformed sequence.
+            for middle in [[0x00], [0x01], [0x1F], [0x0A], [0xC3], [0xFF]] as [[UInt8]] {
+                #expect(throws: DocumentError.self, "position \(position), byte \(middle)") { try parse(middle) }
+            }
+            // A quote ends the string early: what follows is not valid.
+            #expect(throws: DocumentError.self) { try parse([0x22]) }
+        }
+    }
 }

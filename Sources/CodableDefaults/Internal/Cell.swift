@@ -1,3 +1,11 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// What the store holds for one name.
 enum StoredValue {
     /// Nothing is stored: reads give the default.
@@ -107,5 +115,17 @@ final class Slot<Value>: AnySlot {
 /// Orders names as the file does: by their UTF-8 bytes.
 @inline(__always)
 func precedesInFile(_ lhs: String, _ rhs: String) -> Bool {
-    lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    var lhs = lhs
+    var rhs = rhs
+    // Contiguous UTF-8 (native strings are) compares with memcmp rather than byte by byte.
+    return lhs.withUTF8 { left in
+        rhs.withUTF8 { right in
+            let shared = min(left.count, right.count)
+            if shared > 0, let a = left.baseAddress, let b = right.baseAddress {
+                let order = memcmp(a, b, shared)
+                if order != 0 { return order < 0 }
+            }
+            return left.count < right.count
+        }
+    }
 }

@@ -573,6 +573,20 @@ private struct DocumentParser {
         let start = index
         var hasEscapes = false
         while true {
+            // Fastest path: eight bytes at a time while none is a quote, a backslash, a control character or
+            // non-ASCII (the classic "has a zero byte" bit trick on each condition).
+            while index + 8 <= count {
+                let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+                let ones: UInt64 = 0x0101_0101_0101_0101
+                let highs: UInt64 = 0x8080_8080_8080_8080
+                let quotes = word ^ (ones &* UInt64(Byte.quote))
+                let backslashes = word ^ (ones &* UInt64(Byte.backslash))
+                let special =
+                    ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
+                    | (word &- (ones &* 0x20)) | word
+                guard special & highs == 0 else { break }
+                index += 8
+            }
             // Fast path: plain printable ASCII.
             while index < count {
                 let byte = bytes[index]
