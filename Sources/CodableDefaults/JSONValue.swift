@@ -58,22 +58,27 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// - Throws: `DecodingError.dataCorrupted` if the decoder holds something JSON cannot.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
+        // A single-value container cannot say which kind it holds, so each kind is tried in turn; a failed
+        // try only means "not this kind". If no kind fits, the error below says so.
+        func probe<T: Decodable>(_ type: T.Type) -> T? {
+            do { return try container.decode(type) } catch { return nil }
+        }
         if container.decodeNil() {
             self = .null
-        } else if let value = try? container.decode(Bool.self) {
+        } else if let value = probe(Bool.self) {
             self = .bool(value)
-        } else if let value = try? container.decode(String.self) {
+        } else if let value = probe(String.self) {
             // Strings first: with the store's configuration "NaN" would otherwise decode as a Double.
             self = .string(value)
-        } else if let value = try? container.decode(Int64.self) {
+        } else if let value = probe(Int64.self) {
             self = .int(value)
-        } else if let value = try? container.decode(UInt64.self) {
+        } else if let value = probe(UInt64.self) {
             self = .uint(value)
-        } else if let value = try? container.decode(Double.self) {
+        } else if let value = probe(Double.self) {
             self = .double(value)
-        } else if let value = try? container.decode([JSONValue].self) {
+        } else if let value = probe([JSONValue].self) {
             self = .array(value)
-        } else if let value = try? container.decode([String: JSONValue].self) {
+        } else if let value = probe([String: JSONValue].self) {
             self = .object(value)
         } else {
             throw DecodingError.dataCorrupted(
