@@ -17,10 +17,10 @@ struct LogLogChart {
     /// A line of small print under the plot (the run's date and machine).
     var footnote: String
 
-    private let width = 900.0
+    private let width = 980.0
     private let height = 500.0
     private let left = 90.0
-    private let right = 330.0
+    private let right = 410.0
     private let top = 56.0
     private let bottom = 70.0
 
