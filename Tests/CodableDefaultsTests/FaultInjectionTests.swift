@@ -215,6 +215,29 @@ import Testing
         #expect(try openFresh(url)[.count] == 7)
     }
 
+    /// A failed write leaves the assembled bytes holding the new value; a discard (or a revert) must not let
+    /// a later save write them.
+    @Test(.enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage))
+    func discardedChangesAreNotWrittenByALaterSave() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        let defaults = try openFresh(url)
+        defaults[.count] = 1
+        defaults[.volume] = 0.1
+        try defaults.flush()
+
+        try FileSystemTools.setImmutable(dir.path, true)
+        defer { FileSystemTools.clearImmutable(dir.path) }
+        defaults[.count] = 2
+        #expect(throws: DefaultsError.self) { try defaults.flush() }
+        defaults.discardUnsavedChanges()
+        try FileSystemTools.setImmutable(dir.path, false)
+
+        defaults[.volume] = 0.2
+        try defaults.flush()
+        #expect(try text(url) == "{\n  \"count\": 1,\n  \"volume\": 0.2\n}\n")
+    }
+
     @Test(.enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage))
     func immutableDirectoryIsAClearErrorAndLosesNothing() throws {
         let dir = try TemporaryDirectory()

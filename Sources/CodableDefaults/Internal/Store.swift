@@ -381,10 +381,11 @@ final class Store: @unchecked Sendable {
                 cell.isDirty = false
                 cell.stored = cell.saved.map { .raw($0) } ?? .absent
                 cell.version &+= 1
-                if cell.saved == nil && cell.isOrdered { orderLostMember = true }
                 names.insert(cell.name)
             }
             dirty.removeAll()
+            // The image may hold the discarded values (assembled by a save whose write failed).
+            imageIsValid = false
             return names
         }
     }
@@ -469,32 +470,32 @@ final class Store: @unchecked Sendable {
     /// Sets the registration domain's value for each name (a later registration replaces an earlier one).
     /// Returns the names whose registered value changed.
     func register(_ fragments: [String: [UInt8]]) -> Set<String> {
-        lock.withLock {
-            var names = Set<String>()
-            for (name, fragment) in fragments {
-                let cell = cell(named: name)
-                guard cell.registered != fragment else { continue }
-                cell.registered = fragment
-                cell.version &+= 1
-                names.insert(name)
-            }
-            return names
-        }
+        set(\.registered, to: fragments, clearingOthers: false)
     }
 
     /// Replaces the argument domain. Returns the names whose argument value changed.
     func setArguments(_ fragments: [String: [UInt8]]) -> Set<String> {
+        set(\.argument, to: fragments, clearingOthers: true)
+    }
+
+    /// Sets a domain's value for each name in `fragments` (and, with `clearingOthers`, removes it from every
+    /// other name). Returns the names whose value in that domain changed.
+    private func set(
+        _ domain: ReferenceWritableKeyPath<Cell, [UInt8]?>, to fragments: [String: [UInt8]], clearingOthers: Bool
+    ) -> Set<String> {
         lock.withLock {
             var names = Set<String>()
-            for cell in cells.values where cell.argument != nil && fragments[cell.name] == nil {
-                cell.argument = nil
-                cell.version &+= 1
-                names.insert(cell.name)
+            if clearingOthers {
+                for cell in cells.values where cell[keyPath: domain] != nil && fragments[cell.name] == nil {
+                    cell[keyPath: domain] = nil
+                    cell.version &+= 1
+                    names.insert(cell.name)
+                }
             }
             for (name, fragment) in fragments {
                 let cell = cell(named: name)
-                guard cell.argument != fragment else { continue }
-                cell.argument = fragment
+                guard cell[keyPath: domain] != fragment else { continue }
+                cell[keyPath: domain] = fragment
                 cell.version &+= 1
                 names.insert(name)
             }
@@ -735,20 +736,16 @@ final class Store: @unchecked Sendable {
                     cell.stored = cell.saved.map { .raw($0) } ?? .absent
                     cell.version &+= 1
                     cell.isDirty = false
-                    if cell.saved == nil && cell.isOrdered { orderLostMember = true }
+                    // The image may hold a value of this cell from a save whose write failed.
+                    imageIsValid = false
                     reverted.insert(cell.name)
                 }
             }
         }
 
         // 2. Under the file lock: merge what other writers saved, then write.
-        let lockFD: Int32
-        do {
-            try file.createDirectory()
-            lockFD = try file.lock()
-        } catch {
-            throw error
-        }
+        try file.createDirectory()
+        let lockFD = try file.lock()
         defer { file.unlock(lockFD) }
         let identity = try file.currentIdentity()
         if identity != lock.withLock({ diskIdentity }) {
