@@ -32,10 +32,12 @@ extension Defaults {
     /// **Delivery.** A change made in this process is delivered synchronously on the thread that made it,
     /// after the store's lock is released, before the change's call returns; so are the changes a
     /// ``reload()`` finds. Changes other processes made that the file watcher notices are delivered on the
-    /// store's own serial queue. Calls of one handler never overlap. When two threads
-    /// change the key at once, the handler may see the two changes merged into one (`oldValue` is always the
-    /// `newValue` of the call before). A handler may read and write the store, including its own key (it
-    /// runs again only if the value really changes again), and may cancel its own token.
+    /// store's own serial queue. Calls of one handler never overlap: while one runs on a thread, a change
+    /// made on another thread is left for that running delivery to pick up when the handler returns (so
+    /// the other thread does not wait for it), and the handler may see two such changes merged into one
+    /// (`oldValue` is always the `newValue` of the call before). A handler may read and write the store,
+    /// including its own key: it is then called again after it returns, only if the value really changed
+    /// again. It may cancel its own token.
     ///
     /// ```swift
     /// let token = defaults.observe(.volume) { change in
@@ -53,9 +55,11 @@ extension Defaults {
         _ key: Key<Value>, options: ObservationOptions = [],
         _ handler: @escaping @Sendable (Change<Value>) -> Void
     ) -> ObservationToken {
-        let observer = KeyObserver(store: store, key: key, initial: store.value(for: key), handler: handler)
+        let observer = KeyObserver(
+            store: store, key: key, initial: store.value(for: key), callsAtOnce: options.contains(.initial),
+            handler: handler)
         store.addObserver(observer, name: key.name)
-        if options.contains(.initial) { observer.deliverInitial() }
+        if options.contains(.initial) { observer.deliver(names: []) }
         return ObservationToken(observer)
     }
 

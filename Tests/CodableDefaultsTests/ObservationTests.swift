@@ -169,6 +169,28 @@ final class Recorder<Value: Sendable>: Sendable {
         _ = (clamp, mirror)
     }
 
+    /// Two observers whose handlers write each other's keys, changed from two threads at once: a delivery
+    /// never waits for another observer's delivery, so this cannot deadlock.
+    @Test func mirroringObserversOnTwoThreadsDoNotDeadlock() {
+        let defaults = Defaults.inMemory()
+        let a = Defaults.Key<Int>("a", default: 0)
+        let b = Defaults.Key<Int>("b", default: 0)
+        let tokens = [
+            defaults.observe(a) { change in defaults[b] = change.newValue },
+            defaults.observe(b) { change in defaults[a] = change.newValue },
+        ]
+        let finished = DispatchGroup()
+        for key in [a, b] {
+            finished.enter()
+            Thread {
+                for value in 1...2_000 { defaults[key] = value }
+                finished.leave()
+            }.start()
+        }
+        #expect(finished.wait(timeout: .now() + 60) == .success, "the two writers finished")
+        _ = tokens
+    }
+
     @Test func cancelledTokensNeverFire() {
         let defaults = Defaults.inMemory()
         let seen = Recorder<Int>()

@@ -1,19 +1,39 @@
+import Dispatch
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
     import Foundation
 #endif
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// An observation registered with a store: told after changes, it works out whether the value it watches
 /// really changed and calls its handler.
 ///
-/// Delivery holds the observer's own recursive lock (never the store's) around the comparison and the
-/// handler call, so calls of one handler never overlap, a handler may read and write the store (and so run
-/// itself again on the same thread), and once ``cancel()`` returns the handler is never called again.
+/// One thread at a time delivers for an observer, and no lock is held while the handler runs. A thread that
+/// finds a delivery already running (on another thread, or on its own: a handler that changed what it
+/// observes) leaves a note and returns; the delivering thread then looks again before it stops. So calls of
+/// one handler never overlap, a handler may read and write the store, two observers whose handlers write
+/// each other's keys from two threads cannot deadlock, and re-entrant changes run as a loop rather than a
+/// recursion. ``cancel()`` waits for a call running on another thread, so once it returns the handler is
+/// never called again; it may be called from inside the handler.
 class Observer: @unchecked Sendable {
-    let deliveryLock = RecursiveLock()
-    /// Set by ``cancel()``; read and written under ``deliveryLock``.
-    private(set) var isCancelled = false
+    private let lock = Lock()
+    /// Held (entered) while a delivery runs, so ``cancel()`` can wait for it.
+    private let running = DispatchGroup()
+    // Guarded by `lock`.
+    private var isCancelled = false
+    private var isDelivering = false
+    private var deliveringThread: pthread_t?
+    private var pendingNames = Set<String>()
+    private var hasPending = false
     /// The store, weakly: the store holds its observers.
     weak var store: Store?
 
@@ -21,18 +41,59 @@ class Observer: @unchecked Sendable {
         self.store = store
     }
 
-    /// Compares the current value with the last one delivered and calls the handler if it changed.
-    /// `names` are the names whose stored state changed. Call without holding the store's lock.
-    func deliver(names: Set<String>) {}
+    /// Delivers what changed in `names` (see the type's discussion). Call without holding the store's lock.
+    final func deliver(names: Set<String>) {
+        var batch: Set<String>? = lock.withLock {
+            pendingNames.formUnion(names)
+            hasPending = true
+            guard !isDelivering && !isCancelled else { return nil }
+            isDelivering = true
+            deliveringThread = pthread_self()
+            running.enter()
+            return takePending()
+        }
+        guard batch != nil else { return }
+        while let names = batch {
+            run(names: names)
+            batch = lock.withLock {
+                if hasPending && !isCancelled { return takePending() }
+                isDelivering = false
+                deliveringThread = nil
+                pendingNames = []
+                hasPending = false
+                return nil
+            }
+        }
+        running.leave()
+    }
+
+    /// Takes the names noted for delivery. Call with the lock held.
+    private func takePending() -> Set<String> {
+        hasPending = false
+        defer { pendingNames = [] }
+        return pendingNames
+    }
+
+    /// Calls `body` (which calls the handler) unless the observer was cancelled, checking under the lock so
+    /// that a cancel racing this call waits for it.
+    final func callHandler(_ body: () -> Void) {
+        guard !lock.withLock({ isCancelled }) else { return }
+        body()
+    }
+
+    /// One delivery: compare and call the handler. Runs on the delivering thread only.
+    func run(names: Set<String>) {}
 
     /// Stops deliveries and unregisters from the store. Waits for a handler call running on another thread;
     /// may be called from inside the handler.
-    func cancel() {
-        let first: Bool = deliveryLock.withLock {
+    final func cancel() {
+        let (first, mustWait): (Bool, Bool) = lock.withLock {
             defer { isCancelled = true }
-            return !isCancelled
+            let onThisThread = deliveringThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+            return (!isCancelled, isDelivering && !onThisThread)
         }
         if first { unregister() }
+        if mustWait { running.wait() }
     }
 
     /// Removes the observer from the store.
@@ -43,36 +104,35 @@ class Observer: @unchecked Sendable {
 final class KeyObserver<Value: Codable & Sendable>: Observer, @unchecked Sendable {
     let key: Defaults.Key<Value>
     private let handler: @Sendable (Defaults.Change<Value>) -> Void
-    /// The value last delivered (or read when registering); guarded by `deliveryLock`.
+    // Touched only by the delivering thread (see `Observer`).
+    /// The value last delivered (or read when registering).
     private var last: Value
+    /// Whether the `.initial` call is still to be made.
+    private var needsInitialCall: Bool
 
     init(
-        store: Store, key: Defaults.Key<Value>, initial: Value,
+        store: Store, key: Defaults.Key<Value>, initial: Value, callsAtOnce: Bool,
         handler: @escaping @Sendable (Defaults.Change<Value>) -> Void
     ) {
         self.key = key
         self.handler = handler
         self.last = initial
+        self.needsInitialCall = callsAtOnce
         super.init(store: store)
     }
 
-    override func deliver(names: Set<String>) {
-        deliveryLock.withLock {
-            guard !isCancelled, let store else { return }
-            let current = store.value(for: key)
-            guard !Self.same(last, current, key: key) else { return }
-            let change = Defaults.Change(key: key.name, oldValue: last, newValue: current)
-            last = current
-            handler(change)
+    override func run(names: Set<String>) {
+        guard let store else { return }
+        if needsInitialCall {
+            needsInitialCall = false
+            let change = Defaults.Change(key: key.name, oldValue: last, newValue: last)
+            callHandler { handler(change) }
         }
-    }
-
-    /// Calls the handler once with the current value as both old and new (the `.initial` option).
-    func deliverInitial() {
-        deliveryLock.withLock {
-            guard !isCancelled else { return }
-            handler(Defaults.Change(key: key.name, oldValue: last, newValue: last))
-        }
+        let current = store.value(for: key)
+        guard !Self.same(last, current, key: key) else { return }
+        let change = Defaults.Change(key: key.name, oldValue: last, newValue: current)
+        last = current
+        callHandler { handler(change) }
     }
 
     override func unregister() {
@@ -101,11 +161,9 @@ final class AllObserver: Observer, @unchecked Sendable {
         super.init(store: store)
     }
 
-    override func deliver(names: Set<String>) {
-        deliveryLock.withLock {
-            guard !isCancelled, !names.isEmpty else { return }
-            handler(names)
-        }
+    override func run(names: Set<String>) {
+        guard !names.isEmpty else { return }
+        callHandler { handler(names) }
     }
 
     override func unregister() {
