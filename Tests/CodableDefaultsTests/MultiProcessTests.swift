@@ -133,6 +133,16 @@ final class ServedStore {
         try b.quit()
     }
 
+    @Test func pendingChangesAreWrittenAtNormalExit() throws {
+        let dir = try TemporaryDirectory()
+        let store = try ServedStore(dir.file(), saveMode: "manual")
+        #expect(try store.ask("set left-at-exit 42") == "ok")
+        #expect(!FileManager.default.fileExists(atPath: dir.file().path), "manual: nothing written yet")
+        store.child.closeInput()  // end of input: the process exits normally
+        _ = try store.child.wait(timeout: 30)
+        #expect(try openFresh(dir.file()).integer(forKey: "left-at-exit") == 42)
+    }
+
     @Test func aDeadLockHolderReleasesTheLock() throws {
         let python = try #require(findExecutable("python3"), "python3 holds the lock in this test")
         let dir = try TemporaryDirectory()
