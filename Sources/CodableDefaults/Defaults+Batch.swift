@@ -58,7 +58,11 @@ extension Defaults {
         let batch = Batch(defaults: self)
         try body(batch)
         var changes = batch.changes
-        if changes.removeValue(forKey: Self.schemaVersionKey) != nil { refuseReserved(Self.schemaVersionKey) }
+        for name in changes.keys {
+            guard let refusal = refusalIfAny(name) else { continue }
+            changes[name] = nil
+            store.report(refusal)
+        }
         guard !changes.isEmpty else { return }
         let names = store.commit(changes)
         guard !names.isEmpty else { return }

@@ -24,6 +24,9 @@ extension Defaults {
         /// Whether the name is the reserved ``Defaults/schemaVersionKey``.
         let isReserved: Bool
 
+        /// The name's length in bytes of UTF-8, checked against a store's key length limit at every set.
+        let nameLength: Int
+
         /// The stores holding a cache slot for this key, so the slots can go when the key does.
         private let trackingLock = Lock()
         nonisolated(unsafe) private var stores: [ObjectIdentifier: WeakStore] = [:]
@@ -32,6 +35,7 @@ extension Defaults {
             self.name = name
             self.id = KeyIdentity.next()
             self.isReserved = name == Defaults.schemaVersionKey
+            self.nameLength = name.utf8.count
         }
 
         deinit {

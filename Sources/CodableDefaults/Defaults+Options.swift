@@ -23,6 +23,10 @@ extension Defaults {
         public var maximumFileSize: Int
         /// Files whose arrays and objects nest deeper than this are refused (`invalidJSON`). Default: 512.
         public var maximumDepth: Int
+        /// Keys longer than this many bytes of UTF-8 are refused, in the file (opening fails with
+        /// ``DefaultsError/Code-swift.struct/keyTooLong``) and when set (the set is refused with that error).
+        /// Default: 1024.
+        public var maximumKeyLength: Int
         /// What opening does with a file that exists but does not parse or is too large.
         public var unreadableFile: UnreadableFilePolicy
         /// Versioned steps run over the file's values before the first read; see ``Migration``.
@@ -33,14 +37,16 @@ extension Defaults {
         /// - Parameters:
         ///   - maximumFileSize: The size limit in bytes.
         ///   - maximumDepth: The nesting limit.
+        ///   - maximumKeyLength: The key length limit in bytes of UTF-8.
         ///   - unreadableFile: What to do with a file that exists but does not parse or is too large.
         ///   - migrations: Versioned steps over the file's values.
         public init(
-            maximumFileSize: Int = 64 << 20, maximumDepth: Int = 512, unreadableFile: UnreadableFilePolicy = .throw,
-            migrations: [Migration] = []
+            maximumFileSize: Int = 64 << 20, maximumDepth: Int = 512, maximumKeyLength: Int = 1024,
+            unreadableFile: UnreadableFilePolicy = .throw, migrations: [Migration] = []
         ) {
             self.maximumFileSize = maximumFileSize
             self.maximumDepth = maximumDepth
+            self.maximumKeyLength = maximumKeyLength
             self.unreadableFile = unreadableFile
             self.migrations = migrations
         }

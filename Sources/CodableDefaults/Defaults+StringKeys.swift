@@ -24,8 +24,8 @@ extension Defaults {
         var fragments: [String: [UInt8]] = [:]
         let encoder = Codec.makeEncoder()
         for (name, value) in registrationDictionary {
-            if name == Self.schemaVersionKey {
-                refuseReserved(name)
+            if let refusal = refusalIfAny(name) {
+                store.report(refusal)
                 continue
             }
             do {
@@ -68,7 +68,7 @@ extension Defaults {
     ///   - value: Any `Codable & Sendable` value, or `nil`.
     ///   - name: The key's name.
     public func set<Value: Codable & Sendable>(_ value: Value?, forKey name: String) {
-        if name == Self.schemaVersionKey { return refuseReserved(name) }
+        if let refusal = refusalIfAny(name) { return store.report(refusal) }
         let outcome = store.set(
             untyped: value.flatMap { ($0 as? any OptionalValue)?.isNil == true ? nil : $0 }, name: name)
         changed(outcome, name: name)
@@ -78,7 +78,7 @@ extension Defaults {
     ///
     /// - Parameter name: The key's name.
     public func removeValue(forKey name: String) {
-        if name == Self.schemaVersionKey { return refuseReserved(name) }
+        if let refusal = refusalIfAny(name) { return store.report(refusal) }
         changed(store.remove(name), name: name)
     }
 

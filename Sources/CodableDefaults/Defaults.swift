@@ -155,7 +155,7 @@ public final class Defaults: Sendable {
     public subscript<Value>(key: Key<Value>) -> Value {
         get { store.value(for: key) }
         set {
-            if key.isReserved { return refuseReserved(key.name) }
+            if key.isReserved || key.nameLength > store.maxKeyLength { return store.report(refusal(key.name)) }
             changed(store.set(newValue, for: key), name: key.name)
         }
     }
@@ -177,7 +177,7 @@ public final class Defaults: Sendable {
     /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` (nothing is stored), or with `.immediate`
     ///   the save's error (the value stays stored in memory and pending).
     public func set<Value>(_ value: Value, for key: Key<Value>) throws(DefaultsError) {
-        if key.isReserved { throw Self.reservedError(key.name) }
+        if key.isReserved || key.nameLength > store.maxKeyLength { throw refusal(key.name) }
         let outcome: Store.Outcome
         if key.isNil(value) {
             outcome = store.remove(key.name)
@@ -204,7 +204,7 @@ public final class Defaults: Sendable {
         var names = Set<String>()
         for key in keys {
             if key.isReserved {
-                refuseReserved(key.name)
+                store.report(refusal(key.name))
             } else if store.remove(key.name) != .unchanged {
                 names.insert(key.name)
             }
@@ -274,15 +274,23 @@ public final class Defaults: Sendable {
         }
     }
 
-    /// The error for an attempt to set or remove the reserved member.
-    static func reservedError(_ name: String) -> DefaultsError {
-        DefaultsError(
-            .reservedKey, "the key is reserved for the file's schema version and cannot be set or removed", key: name)
+    /// Why a set or removal of `name` is refused, or `nil` when it is not: the reserved member, or a key over
+    /// the length limit.
+    func refusalIfAny(_ name: String) -> DefaultsError? {
+        if name == Self.schemaVersionKey {
+            return DefaultsError(
+                .reservedKey, "the key is reserved for the file's schema version and cannot be set or removed",
+                key: name)
+        }
+        if name.utf8.count > store.maxKeyLength {
+            return Store.keyTooLong(name, limit: store.maxKeyLength, path: url?.path)
+        }
+        return nil
     }
 
-    /// Reports an attempt to set or remove the reserved member.
-    func refuseReserved(_ name: String) {
-        store.report(Self.reservedError(name))
+    /// The error for a key that ``refusalIfAny(_:)`` refuses.
+    func refusal(_ name: String) -> DefaultsError {
+        refusalIfAny(name) ?? DefaultsError(.invalidArgument, "the key cannot be set", key: name)
     }
 
     /// Applies the save mode after a change, reporting a failed `.immediate` save to ``onError``.

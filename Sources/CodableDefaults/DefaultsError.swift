@@ -54,6 +54,9 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let unsupportedSchemaVersion = Code(rawValue: "unsupportedSchemaVersion")
         /// The key is reserved by the library (``Defaults/schemaVersionKey``) and cannot be set or removed.
         public static let reservedKey = Code(rawValue: "reservedKey")
+        /// A key is longer than ``Defaults/Options/maximumKeyLength``: in the file (which is then not opened)
+        /// or given to a setter (which then stores nothing).
+        public static let keyTooLong = Code(rawValue: "keyTooLong")
         /// A path or name given to the API is not acceptable.
         public static let invalidArgument = Code(rawValue: "invalidArgument")
     }

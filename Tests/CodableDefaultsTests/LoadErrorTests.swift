@@ -62,6 +62,29 @@ import Testing
         #expect(error?.path == dir.file().path)
     }
 
+    @Test func keysOverTheLengthLimitAreRefused() throws {
+        let dir = try TemporaryDirectory()
+        let long = String(repeating: "k", count: 1025)
+        try write("{\"\(long)\": 1}", to: dir.file())
+        let error = #expect(throws: DefaultsError.self) { try openFresh(dir.file()) }
+        #expect(error?.code == .keyTooLong)
+        #expect(error?.key == long)
+        #expect(try openFresh(dir.file(), options: .init(maximumKeyLength: 2048)).integer(forKey: long) == 1)
+
+        let defaults = try openFresh(dir.file("other.json"))
+        let errors = ErrorLog()
+        defaults.onError = errors.handler
+        defaults[Defaults.Key<Int>(long, default: 0)] = 1
+        defaults.set(2, forKey: long)
+        defaults.batch { $0[Defaults.Key<Int>(long, default: 0)] = 3 }
+        #expect(throws: DefaultsError.self) { try defaults.set(4, for: Defaults.Key<Int>(long, default: 0)) }
+        #expect(errors.errors.map(\.code) == [.keyTooLong, .keyTooLong, .keyTooLong])
+        #expect(defaults.keys.isEmpty)
+        let fits = String(repeating: "k", count: 1024)
+        defaults.set(5, forKey: fits)
+        #expect(defaults.integer(forKey: fits) == 5)
+    }
+
     @Test func fifoAndDirectoryAreRefused() throws {
         let dir = try TemporaryDirectory()
         let fifo = dir.file("fifo.json")

@@ -19,6 +19,8 @@ final class Store: @unchecked Sendable {
     var maxFileSize: Int { options.maximumFileSize }
     /// The nesting limit for parsing the file.
     var maxDepth: Int { options.maximumDepth }
+    /// The key length limit, in bytes of UTF-8.
+    let maxKeyLength: Int
 
     let lock = Lock()
     private let saveLock = Lock()
@@ -65,6 +67,7 @@ final class Store: @unchecked Sendable {
     init(path: String?, options: Defaults.Options) {
         self.file = path.map(DurableFile.init(path:))
         self.options = options
+        self.maxKeyLength = options.maximumKeyLength
         self.queue = DispatchQueue(label: "CodableDefaults.Store")
     }
 
@@ -600,12 +603,25 @@ final class Store: @unchecked Sendable {
 
     /// Parses the file's bytes, turning a scanner error into a ``DefaultsError`` with path, line and column.
     private func parse(_ bytes: [UInt8], file: DurableFile) throws(DefaultsError) -> [DocumentMember] {
+        let members: [DocumentMember]
         do {
-            return try Document.parse(bytes, maxDepth: maxDepth)
+            members = try Document.parse(bytes, maxDepth: maxDepth)
         } catch {
             throw DefaultsError(
                 .invalidJSON, error.message, path: file.path, key: error.key, line: error.line, column: error.column)
         }
+        for member in members where member.key.utf8.count > maxKeyLength {
+            throw Self.keyTooLong(member.key, limit: maxKeyLength, path: file.path)
+        }
+        return members
+    }
+
+    /// The error for a key over the length limit (the key itself is shortened in the message).
+    static func keyTooLong(_ name: String, limit: Int, path: String?) -> DefaultsError {
+        DefaultsError(
+            .keyTooLong,
+            "a key of \(name.utf8.count) bytes is over the limit of \(limit) bytes (it starts \"\(name.prefix(40))\")",
+            path: path, key: name)
     }
 
     /// Makes the file's members the stored values of every cell without unsaved changes, and rebuilds the
