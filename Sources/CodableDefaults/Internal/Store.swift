@@ -81,7 +81,7 @@ final class Store: @unchecked Sendable {
         do throws(DefaultsError) {
             loaded = try options.migrations.isEmpty ? readFile(file) : migrate(file)
         } catch  where options.unreadableFile == .moveAside && Self.isUnreadableContent(error) {
-            try moveAside(file, because: error)
+            report(try moveAside(file, because: error).report)
             loaded = options.migrations.isEmpty ? nil : try migrate(file)
         }
         if let (members, identity) = loaded {
@@ -110,19 +110,19 @@ final class Store: @unchecked Sendable {
         error.code == .invalidJSON || error.code == .fileTooLarge
     }
 
-    /// Renames an unreadable file to `<name>.corrupt-<timestamp>` under the file lock and reports it.
-    /// Returns the new path.
-    @discardableResult
-    private func moveAside(_ file: DurableFile, because error: DefaultsError) throws(DefaultsError) -> String {
+    /// Renames an unreadable file to `<name>.corrupt-<timestamp>` under the file lock. Returns the new path
+    /// and the error to report (the caller reports it once no lock is held).
+    private func moveAside(
+        _ file: DurableFile, because error: DefaultsError
+    ) throws(DefaultsError) -> (path: String, report: DefaultsError) {
         let fd = try file.lock()
         defer { file.unlock(fd) }
         let aside = try file.moveAside()
-        report(
-            DefaultsError(
-                .fileMovedAside,
-                "the store file \(file.path) could not be read (\(error)); it was moved here and the store "
-                    + "started empty", path: aside))
-        return aside
+        let notice = DefaultsError(
+            .fileMovedAside,
+            "the store file \(file.path) could not be read (\(error)); it was moved here and the store "
+                + "started empty", path: aside)
+        return (aside, notice)
     }
 
     /// Reads the file under its lock and runs the migrations it needs, writing a backup and the migrated
@@ -147,7 +147,8 @@ final class Store: @unchecked Sendable {
         if let member = members.first(where: { $0.key == reserved }) {
             guard let number = Int(String(decoding: member.value, as: UTF8.self)), number >= 0 else {
                 throw DefaultsError(
-                    .invalidJSON, "the schema version is not a whole number", path: file.path, key: reserved)
+                    .unsupportedSchemaVersion, "the schema version is not a whole number", path: file.path,
+                    key: reserved)
             }
             version = number
         }
@@ -166,7 +167,8 @@ final class Store: @unchecked Sendable {
                 values[member.key] = try decoder.decode(JSONValue.self, from: Data(member.value))
             } catch {
                 throw DefaultsError(
-                    .invalidJSON, "the value cannot be read as JSON: \(error)", path: file.path, key: member.key)
+                    .migrationFailed, "the value cannot be read for the migrations: \(error)", path: file.path,
+                    key: member.key)
             }
         }
         for step in steps where step.version > version {
@@ -193,12 +195,12 @@ final class Store: @unchecked Sendable {
     /// Returns the new path, or `nil` when the file parses (or is missing) and nothing was moved.
     func moveAsideUnreadableFile() throws(DefaultsError) -> String? {
         guard let file else { return nil }
-        return try saveLock.withLock { () throws(DefaultsError) -> String? in
+        let moved = try saveLock.withLock { () throws(DefaultsError) -> (path: String, report: DefaultsError)? in
             do throws(DefaultsError) {
                 _ = try readFile(file)
                 return nil
             } catch  where Self.isUnreadableContent(error) {
-                let aside = try moveAside(file, because: error)
+                let moved = try moveAside(file, because: error)
                 lock.withLock {
                     diskIdentity = nil
                     loadFailure = nil
@@ -208,9 +210,12 @@ final class Store: @unchecked Sendable {
                         dirty.append(cell)
                     }
                 }
-                return aside
+                return moved
             }
         }
+        guard let moved else { return nil }
+        report(moved.report)
+        return moved.path
     }
 
     deinit {
@@ -378,18 +383,31 @@ final class Store: @unchecked Sendable {
 
     /// Reverts every unsaved change to what the file held. Returns the names that changed.
     func discardUnsavedChanges() -> Set<String> {
-        lock.withLock {
+        // Under the save lock, so no save is between assembling and recording what it wrote.
+        saveLock.lock()
+        defer { saveLock.unlock() }
+        return lock.withLock {
             var names = Set<String>()
             for cell in dirty where cell.isDirty {
                 cell.isDirty = false
                 cell.stored = cell.saved.map { .raw($0) } ?? .absent
                 cell.version &+= 1
+                requeueIfNeeded(cell)
                 names.insert(cell.name)
             }
             dirty.removeAll()
             // The image may hold the discarded values (assembled by a save whose write failed).
             imageIsValid = false
             return names
+        }
+    }
+
+    /// Puts a cell whose value came back (a discard or revert) in the list of names to add to the order, if
+    /// a rebuild of the order dropped it meanwhile. Call with the lock held.
+    private func requeueIfNeeded(_ cell: Cell) {
+        if cell.stored.isPresent && !cell.isOrdered && !cell.isQueued {
+            cell.isQueued = true
+            queued.append(cell)
         }
     }
 
@@ -409,14 +427,26 @@ final class Store: @unchecked Sendable {
     /// Stores `value` for `key`; `nil` of an optional removes.
     func set<Value>(_ value: Value, for key: Defaults.Key<Value>) -> Outcome {
         if key.isNil(value) { return remove(key.name) }
+        // An Equatable value equal to the cached one is no change. `==` is user code, so it runs outside the
+        // lock, against the cached value of a known version; the answer counts only if that version is
+        // still current when the lock is taken again.
+        var unchangedAtVersion: UInt64?
+        if let isEqual = key.isEqual {
+            let cached: (UInt64, Value)? = lock.withLock {
+                guard let any = slots[key.id] else { return nil }
+                let slot = unsafeDowncast(any, to: Slot<Value>.self)
+                let cell = slot.cell
+                guard cell.argument == nil, cell.stored.isPresent, slot.version == cell.version, slot.error == nil
+                else { return nil }
+                return (slot.version, slot.value)
+            }
+            if let (version, current) = cached, isEqual(current, value) { unchangedAtVersion = version }
+        }
         lock.lock()
         defer { lock.unlock() }
         let cell = cell(named: key.name)
         let readsStored = cell.argument == nil
-        if readsStored, let isEqual = key.isEqual, cell.stored.isPresent, let any = slots[key.id] {
-            let slot = unsafeDowncast(any, to: Slot<Value>.self)
-            if slot.version == cell.version && slot.error == nil && isEqual(slot.value, value) { return .unchanged }
-        }
+        if let unchangedAtVersion, cell.version == unchangedAtVersion { return .unchanged }
         store(.pending(value), in: cell)
         guard readsStored else { return outcome(cell) }
         if let any = slots[key.id] {
@@ -631,7 +661,8 @@ final class Store: @unchecked Sendable {
         imageIsValid = false
         if cells.isEmpty {
             applyFirst(members)
-            return []
+            // Nobody observes a name without a cell, but an observeAll observer hears of every name.
+            return allObservers.isEmpty ? [] : Set(members.map(\.key))
         }
         var incoming: [String: [UInt8]] = [:]
         incoming.reserveCapacity(members.count)
@@ -754,6 +785,7 @@ final class Store: @unchecked Sendable {
                     cell.isDirty = false
                     // The image may hold a value of this cell from a save whose write failed.
                     imageIsValid = false
+                    requeueIfNeeded(cell)
                     reverted.insert(cell.name)
                 }
             }
@@ -792,7 +824,7 @@ final class Store: @unchecked Sendable {
     /// the lock held.
     private func assemble(
         encoded: [ObjectIdentifier: [UInt8]]
-    ) -> (bytes: [UInt8], written: [(Cell, UInt64, [UInt8]?)]) {
+    ) -> (bytes: [UInt8], written: [(Cell, UInt64?, [UInt8]?)]) {
         func fragment(_ cell: Cell) -> [UInt8]? {
             switch cell.stored {
             case .absent: return nil
@@ -805,12 +837,15 @@ final class Store: @unchecked Sendable {
         } else {
             rebuildImage(fragment)
         }
-        var written: [(Cell, UInt64, [UInt8]?)] = []
+        // What the file will hold for each changed cell; a cell still pending (set again after its value was
+        // encoded) stays dirty, but the older value it is written with is what the file holds.
+        var written: [(Cell, UInt64?, [UInt8]?)] = []
         for cell in dirty where cell.isDirty {
             switch cell.stored {
             case .absent: written.append((cell, cell.version, nil))
             case .raw(let value): written.append((cell, cell.version, value))
-            case .pending: break
+            case .pending:
+                if cell.isOrdered, let value = fragment(cell) { written.append((cell, nil, value)) }
             }
         }
         return (image, written)
