@@ -59,7 +59,8 @@ extension Defaults {
             store: store, key: key, initial: store.value(for: key), callsAtOnce: options.contains(.initial),
             handler: handler)
         store.addObserver(observer, name: key.name)
-        if options.contains(.initial) { observer.deliver(names: []) }
+        // Also catches up with a change made between reading the initial value and registering.
+        observer.deliver(names: [])
         return ObservationToken(observer)
     }
 
