@@ -12,12 +12,16 @@ struct FileIdentity: Equatable, Sendable {
     var inode: UInt64
     var size: Int64
     var modified: Int64
+    /// The inode's change time: a reused inode number with the same size and modification time still
+    /// differs here unless it was made within the same clock tick.
+    var changed: Int64
 
     init(_ info: stat) {
         device = UInt64(truncatingIfNeeded: info.st_dev)
         inode = UInt64(truncatingIfNeeded: info.st_ino)
         size = Int64(info.st_size)
         modified = Sys.modificationTime(info)
+        changed = Sys.statusChangeTime(info)
     }
 }
 
@@ -314,9 +318,21 @@ struct DurableFile: Sendable {
             let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-            if entryName.hasPrefix(prefix) && entryName.hasSuffix(".tmp") { names.append(entryName) }
+            if entryName.hasPrefix(prefix) && Self.isTemporarySuffix(entryName.dropFirst(prefix.count)) {
+                names.append(entryName)
+            }
         }
         return names
+    }
+
+    /// Whether `rest` is what follows `.<name>.` in this file's temporary names: `<pid>.<random>.tmp`, the
+    /// pid in decimal and the random part in base 36. (A looser match, such as any `.tmp` suffix, would
+    /// take the temporary files of a file whose name extends this one, like `settings.json.json`.)
+    private static func isTemporarySuffix(_ rest: Substring) -> Bool {
+        let parts = rest.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[2] == "tmp", !parts[0].isEmpty, !parts[1].isEmpty else { return false }
+        return parts[0].allSatisfy { $0.isASCII && $0.isNumber }
+            && parts[1].allSatisfy { $0.isASCII && ($0.isNumber || $0.isLowercase) }
     }
 
     /// Removes temporary files left by a crashed writer. Call it holding the lock: every live writer holds the

@@ -218,7 +218,11 @@ protocol WatchRegistration: AnyObject, Sendable {
                         offset += MemoryLayout<inotify_event>.size + nameLength
                         let list = registrations[event.wd] ?? []
                         if event.mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
-                            // The directory is gone (or moved away): these watches are over.
+                            // The directory is gone (or moved away): these watches are over. A moved
+                            // directory's watch lives on in the kernel unless it is removed.
+                            if event.mask & UInt32(IN_IGNORED) == 0 && registrations[event.wd] != nil {
+                                inotify_rm_watch(fd, event.wd)
+                            }
                             for registration in list { deliveries.append((registration, .directoryGone)) }
                             registrations[event.wd] = nil
                             continue

@@ -81,6 +81,15 @@ enum Sys {
         #endif
     }
 
+    /// The status change time of a `stat` result in nanoseconds.
+    static func statusChangeTime(_ info: stat) -> Int64 {
+        #if canImport(Darwin)
+            return Int64(info.st_ctimespec.tv_sec) * 1_000_000_000 + Int64(info.st_ctimespec.tv_nsec)
+        #else
+            return Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+        #endif
+    }
+
     /// Writes a message to standard error with one `write` call, ignoring failures (there is nowhere left to
     /// report them).
     static func printToStandardError(_ text: String) {
