@@ -23,9 +23,10 @@
 ///
 /// ## Persistence
 /// Every `Defaults` opened on the same file in one process shares one in-memory store, so a write through
-/// one is visible through the other at once. Changes are written according to the ``SaveMode`` of the
-/// `Defaults` they were made through, and in any case by ``flush()``, when the last `Defaults` on the file
-/// goes away, and at normal process exit. Writes are atomic (the file always holds a complete old or new
+/// one is visible through the other at once. A change schedules a save according to the ``SaveMode`` of the
+/// `Defaults` it was made through, and every save writes all of the store's unsaved changes (so a save
+/// triggered through one `Defaults` also writes changes made through a `.manual` one). Unsaved changes are
+/// also written by ``flush()``, when the last `Defaults` on the file goes away, and at normal process exit. Writes are atomic (the file always holds a complete old or new
 /// version) and durable once ``flush()`` returns. A save merges into the file what other processes saved
 /// meanwhile, key by key, under a lock on the sidecar file `.<name>.lock`.
 ///
