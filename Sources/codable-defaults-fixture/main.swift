@@ -7,6 +7,7 @@
 //   codable-defaults-fixture writer PATH [--seconds S] [--generations N]
 //   codable-defaults-fixture serve PATH [--save-mode manual|immediate|idle:MS]
 //   codable-defaults-fixture state G
+//   codable-defaults-fixture standard [-greeting VALUE]   (Defaults.standard: prints its path and greeting)
 //
 // WRITER MODE (the crash test)
 //   Opens PATH (`.manual` save mode), reads the integer key "generation" (0 when absent) as G0 and prints
@@ -289,6 +290,22 @@ case "serve":
         }
     }
     runServer(path: path, saveMode: saveMode)
+case "standard":
+    // Uses `Defaults.standard` as a program would: its file, its argument domain from this command line.
+    // Prints the standard store's path, then `greeting` as the argument domain makes it, then stores
+    // `launched` = true and flushes.
+    let defaults = Defaults.standard
+    output.line("path \(defaults.url?.path ?? "none")")
+    output.line("greeting \(defaults.string(forKey: "greeting") ?? "none")")
+    defaults.set(true, forKey: "launched")
+    do {
+        try defaults.flush()
+        output.line("ok")
+    } catch {
+        output.line("error \(error)")
+        exit(2)
+    }
+    exit(0)
 default:
     usage("unknown mode: \(mode)")
 }

@@ -62,6 +62,23 @@ import Testing
         #expect(error?.path == dir.file().path)
     }
 
+    @Test func numbersOutOfRangeForTheAskedTypeAreDecodingErrors() throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"small\": 300, \"huge\": 1e300, \"fraction\": 2.5}", to: dir.file())
+        let defaults = try openFresh(dir.file())
+        defaults.onError = ErrorLog().handler
+        for (name, read) in [
+            ("small", { try defaults.value(for: Defaults.Key<UInt8>("small", default: 0)) != 0 }),
+            ("huge", { try defaults.value(for: Defaults.Key<Int>("huge", default: 0)) != 0 }),
+            ("fraction", { try defaults.value(for: Defaults.Key<Int>("fraction", default: 0)) != 0 }),
+        ] as [(String, () throws -> Bool)] {
+            let error = #expect(throws: DefaultsError.self, "\(name)") { _ = try read() }
+            #expect(error?.code == .decodingFailed, "\(name)")
+            #expect(error?.key == name)
+        }
+        #expect(defaults[Defaults.Key<Double>("huge", default: 0)] == 1e300, "it reads as a type that holds it")
+    }
+
     @Test func keysOverTheLengthLimitAreRefused() throws {
         let dir = try TemporaryDirectory()
         let long = String(repeating: "k", count: 1025)

@@ -133,6 +133,29 @@ final class ServedStore {
         try b.quit()
     }
 
+    /// `Defaults.standard` in a real program: placed under `$XDG_CONFIG_HOME/<executable name>`, with the
+    /// program's `-key value` arguments as its argument domain, and moved by `CODABLE_DEFAULTS_DIRECTORY`.
+    @Test func standardLivesUnderXDGConfigHomeAndReadsTheArguments() throws {
+        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let dir = try TemporaryDirectory()
+        let config = dir.url.appendingPathComponent("config").path
+        let child = try ChildProcess(
+            fixture, ["standard", "-greeting", "hello there"],
+            environment: ["XDG_CONFIG_HOME": config, "CODABLE_DEFAULTS_DIRECTORY": ""])
+        let expected = config + "/codable-defaults-fixture/defaults.json"
+        #expect(try child.readLine(timeout: 30) == "path \(expected)")
+        #expect(try child.readLine(timeout: 30) == "greeting hello there")
+        #expect(try child.readLine(timeout: 30) == "ok")
+        _ = try child.wait(timeout: 30)
+        #expect(try text(URL(fileURLWithPath: expected)) == "{\n  \"launched\": true\n}\n", "arguments are not stored")
+
+        let moved = dir.url.appendingPathComponent("moved").path
+        let second = try ChildProcess(fixture, ["standard"], environment: ["CODABLE_DEFAULTS_DIRECTORY": moved])
+        #expect(try second.readLine(timeout: 30) == "path \(moved)/defaults.json")
+        #expect(try second.readLine(timeout: 30) == "greeting none")
+        _ = try second.wait(timeout: 30)
+    }
+
     @Test func pendingChangesAreWrittenAtNormalExit() throws {
         let dir = try TemporaryDirectory()
         let store = try ServedStore(dir.file(), saveMode: "manual")
