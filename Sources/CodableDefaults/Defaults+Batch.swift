@@ -18,14 +18,14 @@ extension Defaults {
                 switch changes[key.name] {
                 case .none: return defaults[key]
                 case .absent: return key.defaultValue
-                case .pending(let value):
-                    if let value = value as? Value { return value }
-                    return defaults.store.decodeDetached(value, as: key)
+                case .pending(let box):
+                    if let value = box.value as? Value { return value }
+                    return defaults.store.decodeDetached(box.value, as: key)
                 case .raw(let fragment): return defaults.store.decodeDetached(fragment, as: key)
                 }
             }
             set {
-                changes[key.name] = key.isNil(newValue) ? .absent : .pending(newValue)
+                changes[key.name] = key.isNil(newValue) ? .absent : .pending(Pending(newValue))
             }
         }
 

@@ -12,14 +12,33 @@ enum StoredValue {
     case absent
     /// A JSON fragment, compact, as read from the file or encoded at a save.
     case raw([UInt8])
-    /// A value set since the last save, to be encoded at the next one.
-    case pending(any Encodable & Sendable)
+    /// A value set since the last save, to be encoded at the next one (boxed, so the enum stays one word).
+    case pending(Pending)
 
     /// Whether something is stored.
     var isPresent: Bool {
         if case .absent = self { return false }
         return true
     }
+}
+
+/// A value set and not yet encoded.
+final class Pending {
+    /// The value.
+    let value: any Encodable & Sendable
+
+    init(_ value: any Encodable & Sendable) {
+        self.value = value
+    }
+}
+
+/// What few names have: argument and registered values, a string-key reader, observers. Kept out of
+/// ``Cell`` so that the cells of a large store stay small.
+final class CellExtras {
+    var argument: [UInt8]?
+    var registered: [UInt8]?
+    var untypedKey: Defaults.Key<JSONValue?>?
+    var observers: [Observer] = []
 }
 
 /// Everything the store knows about one name. One cell exists per name ever used in a store and lives as
@@ -41,18 +60,8 @@ final class Cell {
     var orderIndex = 0
     /// Whether the cell waits in the store's list of names to add to the order.
     var isQueued = false
-    /// The value from the argument domain (`-name value` on the command line), which reads prefer to the
-    /// stored value; never written.
-    var argument: [UInt8]?
-    /// The value from the registration domain (`register(defaults:)`), read when nothing is stored; never
-    /// written.
-    var registered: [UInt8]?
-    /// The key the untyped API reads this name through, made on first use.
-    var untypedKey: Defaults.Key<JSONValue?>?
-    /// The observers of this name.
-    var observers: [Observer] = []
-    /// `  "name": ` as bytes, made once.
-    private var memberPrefix: [UInt8]?
+    /// The rarely used parts, made on first use.
+    private var extras: CellExtras?
 
     /// Whether this is the reserved schema-version member, hidden from the key API.
     let isReserved: Bool
@@ -62,14 +71,40 @@ final class Cell {
         self.isReserved = name == Defaults.schemaVersionKey
     }
 
-    /// The bytes that introduce this member in the file: two spaces, the quoted name, a colon and a space.
-    var prefix: [UInt8] {
-        if let memberPrefix { return memberPrefix }
-        var bytes: [UInt8] = [0x20, 0x20]
-        Document.appendQuoted(name, to: &bytes)
-        bytes.append(contentsOf: [0x3A, 0x20])
-        memberPrefix = bytes
-        return bytes
+    /// The value from the argument domain (`-name value` on the command line), which reads prefer to the
+    /// stored value; never written.
+    var argument: [UInt8]? {
+        get { extras?.argument }
+        set { madeExtras.argument = newValue }
+    }
+
+    /// The value from the registration domain (`register(defaults:)`), read when nothing is stored; never
+    /// written.
+    var registered: [UInt8]? {
+        get { extras?.registered }
+        set { madeExtras.registered = newValue }
+    }
+
+    /// The key the untyped API reads this name through, made on first use.
+    var untypedKey: Defaults.Key<JSONValue?>? {
+        get { extras?.untypedKey }
+        set { madeExtras.untypedKey = newValue }
+    }
+
+    /// The observers of this name.
+    var observers: [Observer] {
+        get { extras?.observers ?? [] }
+        set { madeExtras.observers = newValue }
+    }
+
+    /// Whether anything observes this name (without copying the list).
+    var hasObservers: Bool { !(extras?.observers.isEmpty ?? true) }
+
+    private var madeExtras: CellExtras {
+        if let extras { return extras }
+        let made = CellExtras()
+        extras = made
+        return made
     }
 }
 

@@ -300,7 +300,8 @@ final class Store: @unchecked Sendable {
             switch source {
             case .absent:
                 break
-            case .pending(let pending):
+            case .pending(let box):
+                let pending = box.value
                 if let typed = pending as? Value {
                     value = typed
                 } else {
@@ -363,9 +364,9 @@ final class Store: @unchecked Sendable {
             switch source {
             case .absent:
                 return nil
-            case .pending(let value):
-                if let typed = value as? Value { return typed }
-                let fragment = try Codec.encode(value, key: name, encoder: Codec.makeEncoder())
+            case .pending(let box):
+                if let typed = box.value as? Value { return typed }
+                let fragment = try Codec.encode(box.value, key: name, encoder: Codec.makeEncoder())
                 return try Codec.decode(type, from: fragment, key: name, path: file?.path)
             case .raw(let fragment):
                 return try Codec.decode(type, from: fragment, key: name, path: file?.path)
@@ -447,7 +448,7 @@ final class Store: @unchecked Sendable {
         let cell = cell(named: key.name)
         let readsStored = cell.argument == nil
         if let unchangedAtVersion, cell.version == unchangedAtVersion { return .unchanged }
-        store(.pending(value), in: cell)
+        store(.pending(Pending(value)), in: cell)
         guard readsStored else { return outcome(cell) }
         if let any = slots[key.id] {
             let slot = unsafeDowncast(any, to: Slot<Value>.self)
@@ -478,7 +479,7 @@ final class Store: @unchecked Sendable {
         guard let value else { return remove(name) }
         return lock.withLock {
             let cell = cell(named: name)
-            store(.pending(value), in: cell)
+            store(.pending(Pending(value)), in: cell)
             return outcome(cell)
         }
     }
@@ -581,7 +582,7 @@ final class Store: @unchecked Sendable {
     /// The outcome of changing `cell`. Call with the lock held.
     @inline(__always)
     private func outcome(_ cell: Cell) -> Outcome {
-        cell.observers.isEmpty && allObservers.isEmpty ? .changed : .changedObserved
+        !cell.hasObservers && allObservers.isEmpty ? .changed : .changedObserved
     }
 
     /// Puts a key's cache slot in place. Call with the lock held.
@@ -757,8 +758,8 @@ final class Store: @unchecked Sendable {
             dirty.removeAll { !$0.isDirty }
             if dirty.isEmpty { return nil }
             return dirty.compactMap { cell in
-                guard case .pending(let value) = cell.stored else { return nil }
-                return (cell, cell.version, value)
+                guard case .pending(let box) = cell.stored else { return nil }
+                return (cell, cell.version, box.value)
             }
         }
         guard let pending else { return }
@@ -891,7 +892,9 @@ final class Store: @unchecked Sendable {
             }
             if !kept.isEmpty { bytes.append(0x2C) }  // ,
             bytes.append(0x0A)  // newline
-            bytes.append(contentsOf: cell.prefix)
+            bytes.append(contentsOf: [0x20, 0x20])  // two spaces
+            Document.appendQuoted(cell.name, to: &bytes)
+            bytes.append(contentsOf: [0x3A, 0x20])  // ": "
             cell.isOrdered = true
             cell.orderIndex = kept.count
             starts.append(bytes.count)
