@@ -110,6 +110,22 @@ import Testing
         _ = (token, allToken)
     }
 
+    /// The store knows its own writes by the file's identity, so neither its next save nor the watcher reads
+    /// the file again after one.
+    @Test func ownWritesAreNeverReadBack() async throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"count\": 0}", to: dir.file())
+        let (mine, _, token) = try observed(dir.file())
+        let readsAfterOpening = mine.store.readCount
+        for value in 1...5 {
+            mine[.count] = value
+            try mine.flush()
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(mine.store.readCount == readsAfterOpening, "reads after opening: \(mine.store.readCount)")
+        _ = token
+    }
+
     @Test func twoObservingWritersDoNotPingPong() async throws {
         let dir = try TemporaryDirectory()
         let a = try openFresh(dir.file(), saveMode: .immediate)

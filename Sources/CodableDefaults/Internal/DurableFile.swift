@@ -238,6 +238,12 @@ struct DurableFile: Sendable {
             throw failure(.writeFailed, "cannot rename the temporary file over the store file", errno: code)
         }
         try syncDirectory()
+        // The rename changed the inode's change time: take the identity as it is now (the caller holds the
+        // lock, so no other writer of this library can have replaced the file since).
+        var renamed = stat()
+        if stat(path, &renamed) == 0 && renamed.st_ino == info.st_ino && renamed.st_dev == info.st_dev {
+            return FileIdentity(renamed)
+        }
         return FileIdentity(info)
     }
 

@@ -61,6 +61,9 @@ final class Store: @unchecked Sendable {
     private var loadFailure: DefaultsError?
     /// How many times the file was written (for tests and benchmarks).
     private(set) var writeCount = 0
+    /// How many times the file was read and parsed (for tests: the store's own writes must not cause one).
+    var readCount: Int { lock.withLock { reads } }
+    private var reads = 0
 
     /// Makes an empty store for `path`, or an in-memory store when `path` is `nil`. Reads nothing: call
     /// ``load()`` next.
@@ -629,6 +632,7 @@ final class Store: @unchecked Sendable {
     /// Reads and parses the file. Returns `nil` when there is no file.
     private func readFile(_ file: DurableFile) throws(DefaultsError) -> ([DocumentMember], FileIdentity?)? {
         guard let (bytes, identity) = try file.read(maxSize: maxFileSize) else { return nil }
+        lock.withLock { reads += 1 }
         return (try parse(bytes, file: file), identity)
     }
 
