@@ -26,8 +26,9 @@
 /// one is visible through the other at once. A change schedules a save according to the ``SaveMode`` of the
 /// `Defaults` it was made through, and every save writes all of the store's unsaved changes (so a save
 /// triggered through one `Defaults` also writes changes made through a `.manual` one). Unsaved changes are
-/// also written by ``flush()``, when the last `Defaults` on the file goes away, and at normal process exit. Writes are atomic (the file always holds a complete old or new
-/// version) and durable once ``flush()`` returns. A save merges into the file what other processes saved
+/// also written by ``flush()``, when the last `Defaults` on the file goes away, and at normal process
+/// exit. Writes are atomic (the file always holds a complete old or new version) and durable once
+/// ``flush()`` returns. A save merges into the file what other processes saved
 /// meanwhile, key by key, under a lock on the sidecar file `.<name>.lock`.
 ///
 /// ## Errors
@@ -42,8 +43,9 @@ public final class Defaults: Sendable {
         case afterIdle(Duration)
         /// Written, durably, before each change returns. The slowest mode; failures go to ``Defaults/onError``.
         case immediate
-        /// Written only by ``Defaults/flush()``, when the last `Defaults` on the file goes away, and at
-        /// normal process exit.
+        /// No save is scheduled: changes are written by ``Defaults/flush()``, by any save of the same store
+        /// made through another `Defaults`, when the last `Defaults` on the file goes away, and at normal
+        /// process exit.
         case manual
 
         /// The default mode: ``afterIdle(_:)`` with 500 milliseconds.
