@@ -74,6 +74,22 @@ import Testing
         #expect(try text(url) == "{\n  \"count\": 9\n}\n")
     }
 
+    @Test func aSaveNeverWritesAFileOverTheSizeLimit() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file(), options: .init(maximumFileSize: 100))
+        defaults[.count] = 1
+        try defaults.flush()
+        let before = try bytes(dir.file())
+        defaults[Defaults.Key<String>("big", default: "")] = String(repeating: "x", count: 200)
+        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(error?.code == .fileTooLarge)
+        #expect(try bytes(dir.file()) == before, "nothing written")
+        #expect(defaults.hasStoredValue(Defaults.Key<String>("big", default: "")), "the change stays pending")
+        defaults.reset(Defaults.Key<String>("big", default: ""))
+        try defaults.flush()
+        #expect(try openFresh(dir.file(), options: .init(maximumFileSize: 100))[.count] == 1)
+    }
+
     @Test func discardingUnsavedChangesRevertsToTheFile() throws {
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(dir.file())

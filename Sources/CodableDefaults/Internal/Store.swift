@@ -811,6 +811,13 @@ final class Store: @unchecked Sendable {
             if !changed.isEmpty { queue.async { [weak self] in self?.notify(changed) } }
         }
         let (bytes, written) = lock.withLock { assemble(encoded: encoded) }
+        // Never write a file that this store (with these limits) could not open again.
+        guard bytes.count <= maxFileSize else {
+            throw DefaultsError(
+                .fileTooLarge,
+                "the store would be \(bytes.count) bytes, over the limit of \(maxFileSize) bytes; nothing was "
+                    + "written and the changes stay pending", path: file.path)
+        }
         let newIdentity = try file.write(bytes)
         lock.withLock {
             diskIdentity = newIdentity
