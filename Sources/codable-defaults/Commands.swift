@@ -96,15 +96,21 @@ final class Tool {
             do throws(DefaultsError) {
                 value = try JSONValue(parsing: text)
             } catch {
-                let example = "codable-defaults write \(location.commandLineSpelling) \(shellQuoted(key))"
+                // A KEY that looks like an option needs `--` before it in the suggested commands.
+                let file = "codable-defaults write \(location.commandLineSpelling)"
+                let asString =
+                    key.hasPrefix("-")
+                    ? "\(file) --string -- \(shellQuoted(key))" : "\(file) \(shellQuoted(key)) --string"
+                let example = key.hasPrefix("-") ? "\(file) -- \(shellQuoted(key))" : "\(file) \(shellQuoted(key))"
                 let quoted = JSONText.compact(.string(text))
-                let position = error.line.map { " (line \($0), column \(error.column ?? 0): \(error.message))" } ?? ""
+                let position = error.line.map { "line \($0), column \(error.column ?? 0): " } ?? ""
+                let shown = text.count > 200 ? String(text.prefix(200)) + "…" : text
                 throw .usage(
                     """
-                    VALUE is not valid JSON\(position): \(text)
+                    VALUE is not valid JSON (\(position)\(error.message)): \(shown)
                     To store it as a string, use --string or quote it as JSON:
-                      \(example) --string \(shellQuoted(text))
-                      \(example) \(shellQuoted(quoted))
+                      \(asString) \(shellQuoted(shown))
+                      \(example) \(shellQuoted(text.count > 200 ? "\"…\"" : quoted))
                     """, command: .write)
             }
         }
@@ -178,11 +184,19 @@ final class Tool {
             try Output.print(text)
             return
         }
-        let resolved = URL(fileURLWithPath: destination).standardizedFileURL.resolvingSymlinksInPath().path
+        // A symbolic link is written through (the link stays a link); anything but a regular file is
+        // refused rather than replaced (`export FILE /dev/stdout` would otherwise replace the device link).
+        let resolved = FileWriter.followingLinks(URL(fileURLWithPath: destination).standardizedFileURL.path)
         if resolved == path(of: defaults) {
             throw .usage("DEST is the store file itself: export to another file", command: .export)
         }
-        try FileWriter.replace(destination, with: text)
+        var info = stat()
+        if stat(resolved, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
+            throw .usage(
+                "DEST \(destination) is not a regular file; give a file path, or no DEST to write to standard output",
+                command: .export)
+        }
+        try FileWriter.replace(resolved, with: text)
     }
 
     // MARK: Stores
@@ -269,6 +283,22 @@ final class Tool {
 
 /// Writes export files: atomically, so a failed export leaves the destination as it was.
 enum FileWriter {
+    /// `path` with symbolic links followed, also a link whose target does not exist yet (up to 40 hops),
+    /// so that writing the result replaces the link's target and the link stays a link.
+    static func followingLinks(_ path: String) -> String {
+        var current = path
+        for _ in 0..<40 {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(current, &buffer, buffer.count - 1)
+            guard count > 0 else { break }
+            let target = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current =
+                target.hasPrefix("/")
+                ? target : URL(fileURLWithPath: current).deletingLastPathComponent().appendingPathComponent(target).path
+        }
+        return URL(fileURLWithPath: current).standardizedFileURL.path
+    }
+
     /// Replaces the file at `path` with `text`: a temporary file beside it, flushed, then renamed over it.
     ///
     /// A new file gets mode 0600 (settings may hold secrets); an existing file keeps its mode.

@@ -271,6 +271,24 @@ import Testing
         #expect(empty.stdout == "{}\n")
     }
 
+    @Test func exportWritesThroughALinkAndRefusesWhatIsNotAFile() async throws {
+        let sandbox = try ToolSandbox()
+        try sandbox.create("s.json", "{\"a\": 1}")
+        let work = sandbox.work
+        try FileManager.default.createSymbolicLink(
+            atPath: work.appendingPathComponent("link.json").path, withDestinationPath: "out.json")
+        try await sandbox.expectSuccess(["export", "s.json", "link.json"])
+        #expect(try sandbox.text("out.json") == "{\n  \"a\": 1\n}\n")
+        #expect(
+            try FileManager.default.destinationOfSymbolicLink(atPath: work.appendingPathComponent("link.json").path)
+                == "out.json", "the link stays a link")
+        try FileManager.default.createSymbolicLink(
+            atPath: work.appendingPathComponent("null.json").path, withDestinationPath: "/dev/null")
+        let refused = try await sandbox.run(["export", "s.json", "null.json"])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("not a regular file"))
+    }
+
     @Test func theSchemaVersionIsExportedButNeverWrittenByHand() async throws {
         let sandbox = try ToolSandbox()
         try sandbox.create("s.json", "{\"$schemaVersion\": 2, \"a\": 1}")
