@@ -6,10 +6,26 @@ cd "$(dirname "$0")/.."
 
 swift build --product codable-defaults >&2
 tool="$(swift build --product codable-defaults --show-bin-path)/codable-defaults"
-file="${1:-$(mktemp -d)/demo.json}"
+if [ $# -ge 1 ]; then
+    file="$1"
+else
+    scratch="$(mktemp -d)"
+    trap 'rm -rf "$scratch"' EXIT
+    file="$scratch/demo.json"
+fi
+
+# Prints an argument as a shell would need it typed: bare when safe, else in single quotes.
+quote() {
+    case "$1" in
+        *[!A-Za-z0-9_./:=+-]* | "") printf " '%s'" "${1//\'/\'\\\'\'}" ;;
+        *) printf ' %s' "$1" ;;
+    esac
+}
 
 run() {
-    printf '$ codable-defaults %s\n' "$*"
+    printf '$ codable-defaults'
+    for argument in "$@"; do quote "$argument"; done
+    printf '\n'
     "$tool" "$@"
 }
 

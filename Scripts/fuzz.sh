@@ -51,13 +51,13 @@ if [ "$jobs" -gt 1 ]; then fuzz_args+=(-fork="$jobs" -ignore_crashes=0); fi
 timeout --kill-after=30 $(( seconds + 120 )) \
     "$binary" "${fuzz_args[@]}" "$work/corpus" "$root/Fuzz/Corpus" >"$log" 2>&1 || status=$?
 
-executed=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{ s += $2 } END { print s + 0 }')
+executed=$({ grep -E '^stat::number_of_executed_units:' "$log" || true; } | awk '{ s += $2 } END { print s + 0 }')
 if [ "$executed" -eq 0 ]; then
     # -fork mode prints no final stats; take the last progress line.
-    executed=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
+    executed=$({ grep -oE '^#[0-9]+' "$log" || true; } | tail -1 | tr -d '#')
     executed=${executed:-0}
 fi
-elapsed=$(grep -oE 'Done [0-9]+ runs in [0-9]+ second' "$log" | tail -1 | awk '{ print $5 }' || true)
+elapsed=$({ grep -oE 'Done [0-9]+ runs in [0-9]+ second' "$log" || true; } | tail -1 | awk '{ print $5 }')
 elapsed=${elapsed:-$seconds}
 crashes=$(find "$work/artifacts" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) -newer "$binary" | wc -l)
 corpus=$(find "$work/corpus" -type f | wc -l)
