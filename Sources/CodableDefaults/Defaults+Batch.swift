@@ -15,14 +15,8 @@ extension Defaults {
         /// removes the stored value).
         public subscript<Value>(key: Key<Value>) -> Value {
             get {
-                switch changes[key.name] {
-                case .none: return defaults[key]
-                case .absent: return key.defaultValue
-                case .pending(let box):
-                    if let value = box.value as? Value { return value }
-                    return defaults.store.decodeDetached(box.value, as: key)
-                case .raw(let fragment): return defaults.store.decodeDetached(fragment, as: key)
-                }
+                guard let change = changes[key.name] else { return defaults[key] }
+                return defaults.store.decodeDetached(change, as: key)
             }
             set {
                 changes[key.name] = key.isNil(newValue) ? .absent : .pending(Pending(newValue))

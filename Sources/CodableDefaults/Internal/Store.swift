@@ -300,27 +300,10 @@ final class Store: @unchecked Sendable {
 
             var value = key.defaultValue
             var error: DefaultsError?
-            switch source {
-            case .absent:
-                break
-            case .pending(let box):
-                let pending = box.value
-                if let typed = pending as? Value {
-                    value = typed
-                } else {
-                    do {
-                        let fragment = try Codec.encode(pending, key: key.name, encoder: Codec.makeEncoder())
-                        value = try Codec.decode(Value.self, from: fragment, key: key.name, path: file?.path)
-                    } catch let failure {
-                        error = failure
-                    }
-                }
-            case .raw(let fragment):
-                do {
-                    value = try Codec.decode(Value.self, from: fragment, key: key.name, path: file?.path)
-                } catch let failure {
-                    error = failure
-                }
+            do {
+                if let decoded = try decode(source, as: Value.self, name: key.name) { value = decoded }
+            } catch let failure {
+                error = failure
             }
 
             lock.lock()
@@ -336,23 +319,28 @@ final class Store: @unchecked Sendable {
         }
     }
 
-    /// Decodes a value that is not (yet) in the store as `key`'s type, outside any cache; reports a failure
-    /// and returns the default.
-    func decodeDetached<Value>(_ fragment: [UInt8], as key: Defaults.Key<Value>) -> Value {
-        do {
-            return try Codec.decode(Value.self, from: fragment, key: key.name, path: file?.path)
-        } catch {
-            report(error)
-            return key.defaultValue
+    /// A stored value as `type`: the pending value itself when it has that type, else through JSON; `nil`
+    /// for `.absent`. Runs user decoding code: call without the lock.
+    private func decode<Value: Decodable>(
+        _ source: StoredValue, as type: Value.Type, name: String
+    ) throws(DefaultsError) -> Value? {
+        switch source {
+        case .absent:
+            return nil
+        case .pending(let box):
+            if let typed = box.value as? Value { return typed }
+            let fragment = try Codec.encode(box.value, key: name, encoder: Codec.makeEncoder())
+            return try Codec.decode(type, from: fragment, key: name, path: file?.path)
+        case .raw(let fragment):
+            return try Codec.decode(type, from: fragment, key: name, path: file?.path)
         }
     }
 
-    /// Converts a value of another type to `key`'s type through JSON; reports a failure and returns the
-    /// default.
-    func decodeDetached<Value>(_ value: any Encodable & Sendable, as key: Defaults.Key<Value>) -> Value {
+    /// A value that is not (yet) in the store (a batch's change) as `key`'s type, outside any cache; a
+    /// failure is reported and gives the key's default.
+    func decodeDetached<Value>(_ source: StoredValue, as key: Defaults.Key<Value>) -> Value {
         do {
-            let fragment = try Codec.encode(value, key: key.name, encoder: Codec.makeEncoder())
-            return try Codec.decode(Value.self, from: fragment, key: key.name, path: file?.path)
+            return try decode(source, as: Value.self, name: key.name) ?? key.defaultValue
         } catch {
             report(error)
             return key.defaultValue
@@ -364,16 +352,7 @@ final class Store: @unchecked Sendable {
     func effectiveValue<Value: Decodable>(_ type: Value.Type, name: String) -> Value? {
         let source = lock.withLock { cells[name]?.effective ?? .absent }
         do {
-            switch source {
-            case .absent:
-                return nil
-            case .pending(let box):
-                if let typed = box.value as? Value { return typed }
-                let fragment = try Codec.encode(box.value, key: name, encoder: Codec.makeEncoder())
-                return try Codec.decode(type, from: fragment, key: name, path: file?.path)
-            case .raw(let fragment):
-                return try Codec.decode(type, from: fragment, key: name, path: file?.path)
-            }
+            return try decode(source, as: type, name: name)
         } catch {
             report(error)
             return nil
