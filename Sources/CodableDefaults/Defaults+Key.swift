@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 extension Defaults {
     /// The namespace for your typed keys, and the common base of every ``Defaults/Key``.
     ///
@@ -73,10 +79,15 @@ extension Defaults {
         /// Whether `Value` is an `Optional`, whose `nil` means "remove the stored value".
         let isOptional: Bool
 
+        /// Whether `==` of `Value` is the standard library's or Foundation's own (no user code), so the store
+        /// may compare under its lock.
+        let hasLibraryEquality: Bool
+
         init(name: String, defaultValue: Value, isEqual: (@Sendable (Value, Value) -> Bool)?) {
             self.defaultValue = defaultValue
             self.isEqual = isEqual
             self.isOptional = Value.self is any OptionalValue.Type
+            self.hasLibraryEquality = isEqual != nil && LibraryEquality.covers(Value.self)
             super.init(name: name)
         }
 
@@ -125,6 +136,19 @@ extension Defaults.Key {
     public convenience init<Wrapped: Equatable>(_ name: String) where Value == Wrapped? {
         self.init(name: name, defaultValue: nil, isEqual: { $0 == $1 })
     }
+}
+
+/// The value types whose `==` is known to be library code.
+enum LibraryEquality {
+    private static let types: [ObjectIdentifier] = [
+        Bool.self, Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self,
+        UInt32.self, UInt64.self, Double.self, Float.self, String.self, Date.self, Data.self, URL.self,
+        JSONValue.self, Bool?.self, Int?.self, Int64?.self, Double?.self, String?.self, Date?.self, Data?.self,
+        URL?.self, JSONValue?.self, [String].self, [Int].self, [Double].self,
+    ].map { ObjectIdentifier($0) }
+
+    /// Whether `type`'s equality is one of the above.
+    static func covers(_ type: Any.Type) -> Bool { types.contains(ObjectIdentifier(type)) }
 }
 
 /// Lets the store tell whether a value of a generic type is `nil`.

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 
@@ -152,4 +153,39 @@ import Testing
         let error = #expect(throws: DefaultsError.self) { try Defaults(url: dir.url) }
         #expect(error?.code == .notARegularFile || error?.code == .invalidArgument)
     }
+
+    /// A user type's `==` runs outside the store's lock, so it may use the store itself.
+    @Test func userEqualityMayUseTheStore() {
+        let defaults = Defaults.inMemory()
+        StoreReadingValue.store.withLock { $0 = defaults }
+        let key = Defaults.Key<StoreReadingValue>("v", default: StoreReadingValue(number: 0))
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            defaults[key] = StoreReadingValue(number: 1)
+            _ = defaults[key]
+            defaults[key] = StoreReadingValue(number: 1)  // compared with ==, which reads the store
+            finished.signal()
+        }.start()
+        #expect(finished.wait(timeout: .now() + 10) == .success, "a == that uses the store must not deadlock")
+        #expect(defaults[key].number == 1)
+    }
+}
+
+/// An `Equatable` value whose `==` reads the store it is kept in.
+struct StoreReadingValue: Codable, Sendable, Equatable {
+    static let store = LockedBox<Defaults?>(nil)
+    var number: Int
+
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        _ = store.withLock { $0 }?[.count]
+        return lhs.number == rhs.number
+    }
+}
+
+/// A value behind a lock, for test globals.
+final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = Lock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<T>(_ body: (inout Value) -> T) -> T { lock.withLock { body(&value) } }
 }

@@ -414,7 +414,7 @@ final class Store: @unchecked Sendable {
         // lock, against the cached value of a known version; the answer counts only if that version is
         // still current when the lock is taken again.
         var unchangedAtVersion: UInt64?
-        if let isEqual = key.isEqual {
+        if let isEqual = key.isEqual, !key.hasLibraryEquality {
             let cached: (UInt64, Value)? = lock.withLock {
                 guard let any = slots[key.id] else { return nil }
                 let slot = unsafeDowncast(any, to: Slot<Value>.self)
@@ -427,13 +427,19 @@ final class Store: @unchecked Sendable {
         }
         lock.lock()
         defer { lock.unlock() }
-        let cell = cell(named: key.name)
-        let readsStored = cell.argument == nil
+        // A key that has a cache slot reaches its cell through it, without hashing the name.
+        let slot = slots[key.id].map { unsafeDowncast($0, to: Slot<Value>.self) }
+        let cell = slot?.cell ?? cell(named: key.name)
         if let unchangedAtVersion, cell.version == unchangedAtVersion { return .unchanged }
+        // Library `==` runs no user code, so it may run under the lock: one lock for the common keys.
+        if key.hasLibraryEquality, let slot, let isEqual = key.isEqual, cell.argument == nil, cell.stored.isPresent,
+            slot.version == cell.version, slot.error == nil, isEqual(slot.value, value)
+        {
+            return .unchanged
+        }
         store(.pending(Pending(value)), in: cell)
-        guard readsStored else { return outcome(cell) }
-        if let any = slots[key.id] {
-            let slot = unsafeDowncast(any, to: Slot<Value>.self)
+        guard cell.argument == nil else { return outcome(cell) }
+        if let slot {
             slot.value = value
             slot.error = nil
             slot.version = cell.version
