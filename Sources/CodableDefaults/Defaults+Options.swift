@@ -21,7 +21,10 @@ extension Defaults {
     public struct Options: Sendable {
         /// Files larger than this many bytes are refused (`fileTooLarge`). Default: 64 MiB.
         public var maximumFileSize: Int
-        /// Files whose arrays and objects nest deeper than this are refused (`invalidJSON`). Default: 512.
+        /// Files whose arrays and objects nest deeper than this are refused (`invalidJSON`); the file's
+        /// top-level object is level 1. A value that would nest deeper in the file is refused before it is
+        /// written (``DefaultsError/Code-swift.struct/encodingFailed``), so a store never writes a file it
+        /// would refuse to open. Default: 512.
         public var maximumDepth: Int
         /// Keys longer than this many bytes of UTF-8 are refused, in the file (opening fails with
         /// ``DefaultsError/Code-swift.struct/keyTooLong``) and when set (the set is refused with that error).
@@ -31,6 +34,11 @@ extension Defaults {
         public var unreadableFile: UnreadableFilePolicy
         /// Versioned steps run over the file's values before the first read; see ``Migration``.
         public var migrations: [Migration]
+        /// How long a save (or a migration, a move aside, the clean-up of leftover temporary files) waits for
+        /// another process to release the sidecar lock file before it fails with
+        /// ``DefaultsError/Code-swift.struct/lockTimeout``; the changes then stay pending for the next save.
+        /// Zero or less tries once. Default: 10 seconds.
+        public var lockTimeout: Duration
 
         /// Creates options; every parameter has the default described on its property.
         ///
@@ -40,15 +48,18 @@ extension Defaults {
         ///   - maximumKeyLength: The key length limit in bytes of UTF-8.
         ///   - unreadableFile: What to do with a file that exists but does not parse or is too large.
         ///   - migrations: Versioned steps over the file's values.
+        ///   - lockTimeout: The longest wait for another process's lock on the file.
         public init(
             maximumFileSize: Int = 64 << 20, maximumDepth: Int = 512, maximumKeyLength: Int = 1024,
-            unreadableFile: UnreadableFilePolicy = .throw, migrations: [Migration] = []
+            unreadableFile: UnreadableFilePolicy = .throw, migrations: [Migration] = [],
+            lockTimeout: Duration = .seconds(10)
         ) {
             self.maximumFileSize = maximumFileSize
             self.maximumDepth = maximumDepth
             self.maximumKeyLength = maximumKeyLength
             self.unreadableFile = unreadableFile
             self.migrations = migrations
+            self.lockTimeout = lockTimeout
         }
 
         /// The default options.

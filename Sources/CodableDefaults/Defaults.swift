@@ -177,8 +177,10 @@ public final class Defaults: Sendable {
     /// The subscript encodes lazily, at the next save; use this when a value's `encode(to:)` can fail.
     /// The value is written according to ``saveMode``; with `.immediate` a failed save is thrown too.
     ///
-    /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` (nothing is stored), or with `.immediate`
-    ///   the save's error (the value stays stored in memory and pending).
+    /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` when the value cannot be encoded or its JSON
+    ///   nests deeper than ``Options/maximumDepth`` allows in the file (nothing is stored), or with
+    ///   `.immediate` the save's error (the value stays stored in memory and pending; for
+    ///   ``DefaultsError/Code-swift.struct/notDurable`` it is written but its durability is not confirmed).
     public func set<Value>(_ value: Value, for key: Key<Value>) throws(DefaultsError) {
         if key.isReserved || key.nameLength > store.maxKeyLength { throw refusal(key.name) }
         let outcome: Store.Outcome
@@ -186,6 +188,7 @@ public final class Defaults: Sendable {
             outcome = store.remove(key.name)
         } else {
             let fragment = try Codec.encode(value, key: key.name, encoder: Codec.makeEncoder())
+            try store.checkDepth(of: fragment, key: key.name)
             outcome = store.set(fragment: fragment, value: value, for: key)
         }
         guard outcome != .unchanged else { return }
@@ -256,9 +259,13 @@ public final class Defaults: Sendable {
     /// Changes made through any `Defaults` on the same file are included. Does nothing for an in-memory
     /// store or when nothing changed.
     ///
-    /// - Throws: ``DefaultsError`` (`writeFailed` with the path and `errno`, or the error of a file that
+    /// - Throws: ``DefaultsError`` (`writeFailed` with the path and `errno`, `lockTimeout` when another
+    ///   process holds the lock file longer than ``Options/lockTimeout``, or the error of a file that
     ///   changed on disk and no longer parses). The file is then unchanged and every change stays pending
-    ///   for the next save.
+    ///   for the next save. One exception: `notDurable` means the file was written (the changes are saved,
+    ///   and ``discardUnsavedChanges()`` has nothing to undo) but flushing its directory failed, so they may
+    ///   not survive a power loss; the next save or `flush()` retries the directory flush and throws
+    ///   `notDurable` again until it succeeds.
     public func flush() throws(DefaultsError) {
         try store.save()
     }

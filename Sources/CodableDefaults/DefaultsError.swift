@@ -41,9 +41,17 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let notARegularFile = Code(rawValue: "notARegularFile")
         /// Writing the store file failed; the old file is unchanged and the changes stay pending.
         public static let writeFailed = Code(rawValue: "writeFailed")
+        /// The changes were written (the new file is in place and they count as saved), but flushing the
+        /// file's directory failed, so they may not survive a power loss. The store retries the directory flush
+        /// at the next save or ``Defaults/flush()``, which throws this again until it succeeds.
+        public static let notDurable = Code(rawValue: "notDurable")
+        /// Another process held the sidecar lock file (``DefaultsError/path``) longer than
+        /// ``Defaults/Options/lockTimeout``; nothing was written and the changes stay pending.
+        public static let lockTimeout = Code(rawValue: "lockTimeout")
         /// A stored value is not valid for the type it was read as; the stored value is kept untouched.
         public static let decodingFailed = Code(rawValue: "decodingFailed")
-        /// A value could not be encoded as JSON; it was not stored.
+        /// A value could not be encoded as JSON, or its JSON nests deeper than
+        /// ``Defaults/Options/maximumDepth`` allows in the file; it was not stored.
         public static let encodingFailed = Code(rawValue: "encodingFailed")
         /// An unreadable store file was renamed aside (``DefaultsError/path`` is its new path) and the store
         /// started empty, as ``Defaults/UnreadableFilePolicy/moveAside`` asks.

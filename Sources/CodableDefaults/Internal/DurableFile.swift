@@ -154,12 +154,14 @@ struct DurableFile: Sendable {
     /// which gets the old file's mode (0600 for a new file), is fully written, `fsync`ed and closed, then
     /// renamed over the store file; last the directory is `fsync`ed. At every instant the path holds the
     /// complete old or the complete new file. On failure the temporary file is removed and the old file is
-    /// untouched (unless only the final directory `fsync` failed: then the new file is in place but may not
-    /// survive a power loss).
+    /// untouched. Once the rename succeeded the file is written: a failure to flush the directory after it is
+    /// returned, not thrown (the new file is in place but may not survive a power loss until a later
+    /// ``syncDirectory()`` succeeds).
     ///
-    /// - Returns: The identity of the file written.
+    /// - Returns: The identity of the file written, and the ``DefaultsError/Code-swift.struct/notDurable``
+    ///   error when the directory could not be flushed.
     /// - Throws: ``DefaultsError/Code-swift.struct/writeFailed`` with the path and `errno`.
-    func write(_ bytes: [UInt8]) throws(DefaultsError) -> FileIdentity {
+    func write(_ bytes: [UInt8]) throws(DefaultsError) -> (identity: FileIdentity, notDurable: DefaultsError?) {
         try createDirectory()
         var mode: mode_t = 0o600
         var owner: (uid_t, gid_t)?
@@ -237,14 +239,14 @@ struct DurableFile: Sendable {
             discard()
             throw failure(.writeFailed, "cannot rename the temporary file over the store file", errno: code)
         }
-        try syncDirectory()
+        let notDurable = syncDirectory()
         // The rename changed the inode's change time: take the identity as it is now (the caller holds the
         // lock, so no other writer of this library can have replaced the file since).
         var renamed = stat()
         if stat(path, &renamed) == 0 && renamed.st_ino == info.st_ino && renamed.st_dev == info.st_dev {
-            return FileIdentity(renamed)
+            return (FileIdentity(renamed), notDurable)
         }
-        return FileIdentity(info)
+        return (FileIdentity(info), notDurable)
     }
 
     /// Renames the file to `<name>.corrupt-<timestamp>` (with a counter if that exists) and `fsync`s the
@@ -271,39 +273,75 @@ struct DurableFile: Sendable {
         if rename(path, candidate) != 0 {
             throw failure(.writeFailed, "cannot move the unreadable store file aside", errno: Sys.errno)
         }
-        try syncDirectory()
+        if let notDurable = syncDirectory() {
+            throw DefaultsError(
+                .writeFailed, "the file was moved aside to \(candidate), but " + notDurable.message, path: path,
+                errno: notDurable.errno)
+        }
         return candidate
     }
 
     /// `fsync`s the directory so that a rename in it survives a power loss.
-    private func syncDirectory() throws(DefaultsError) {
-        let fd = Sys.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd < 0 {
-            throw failure(.writeFailed, "cannot open the store's directory to flush it", errno: Sys.errno)
+    ///
+    /// - Returns: `nil`, or the ``DefaultsError/Code-swift.struct/notDurable`` error naming the file, the
+    ///   directory and the `errno` (opening the directory or its `fsync` failed).
+    func syncDirectory() -> DefaultsError? {
+        func notDurable(_ what: String, _ code: Int32) -> DefaultsError {
+            DefaultsError(
+                .notDurable,
+                "the changes were written to \(path), but \(what) \(directory) failed (\(Sys.describe(code))): "
+                    + "they may not survive a power loss", path: path, errno: code)
         }
+        let fd = Sys.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 { return notDurable("opening its directory", Sys.errno) }
         defer { close(fd) }
         if Sys.fullSync(fd) != 0 {
             let code = Sys.errno
             // Some file systems cannot fsync a directory; they give EINVAL. The rename is then as durable
             // as they can make it.
-            if code != EINVAL {
-                throw failure(.writeFailed, "cannot flush the store's directory to disk (fsync)", errno: code)
-            }
+            if code != EINVAL { return notDurable("flushing its directory", code) }
         }
+        return nil
     }
 
-    /// Opens (creating it with mode 0600 if needed) and exclusively locks the sidecar lock file.
+    /// Opens (creating it with mode 0600 if needed) and exclusively locks the sidecar lock file, waiting at
+    /// most `timeout` for another holder to release it.
     ///
     /// The lock is an advisory `flock`: the kernel releases it when the holder closes the descriptor or dies.
+    /// The wait tries `LOCK_EX|LOCK_NB` again and again, sleeping 1 ms, then twice as long each time up to
+    /// 50 ms, until the deadline.
     ///
     /// - Returns: The descriptor holding the lock; pass it to ``unlock(_:)``.
-    func lock() throws(DefaultsError) -> Int32 {
+    /// - Throws: ``DefaultsError/Code-swift.struct/lockTimeout`` naming the lock file and (on Linux) the
+    ///   holder's pid when the deadline passed; ``DefaultsError/Code-swift.struct/writeFailed`` when the lock
+    ///   file cannot be opened or locked.
+    func lock(timeout: Duration) throws(DefaultsError) -> Int32 {
         let fd = Sys.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if fd < 0 { throw failure(.writeFailed, "cannot open the lock file", errno: Sys.errno, path: lockPath) }
-        if Sys.lockExclusive(fd) != 0 {
+        let (seconds, attoseconds) = timeout.components
+        let budget = seconds < 0 ? 0 : UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
+        let deadline = Sys.monotonicNanoseconds() &+ budget
+        var pause: UInt64 = 1_000_000
+        while Sys.tryLockExclusive(fd) != 0 {
             let code = Sys.errno
-            close(fd)
-            throw failure(.writeFailed, "cannot lock the lock file", errno: code, path: lockPath)
+            let now = Sys.monotonicNanoseconds()
+            guard Sys.isLockBusy(code), now < deadline else {
+                let holders = Sys.isLockBusy(code) ? Sys.flockHolders(of: fd) : []
+                close(fd)
+                guard Sys.isLockBusy(code) else {
+                    throw failure(.writeFailed, "cannot lock the lock file", errno: code, path: lockPath)
+                }
+                let holder =
+                    holders.isEmpty
+                    ? "another process holds it"
+                    : "held by process " + holders.map(String.init).joined(separator: ", ")
+                throw DefaultsError(
+                    .lockTimeout,
+                    "the lock file could not be taken within \(timeout) (\(holder)); nothing was written and the "
+                        + "changes stay pending", path: lockPath)
+            }
+            Sys.sleep(nanoseconds: min(pause, deadline - now))
+            pause = min(pause * 2, 50_000_000)
         }
         return fd
     }

@@ -21,6 +21,9 @@ final class Store: @unchecked Sendable {
     var maxDepth: Int { options.maximumDepth }
     /// The key length limit, in bytes of UTF-8.
     let maxKeyLength: Int
+    /// The schema version the migrations bring the file to (the last step's), or `nil` without migrations.
+    /// Every save makes the file's reserved member hold it.
+    let schemaVersion: Int?
 
     let lock = Lock()
     private let saveLock = Lock()
@@ -47,6 +50,9 @@ final class Store: @unchecked Sendable {
     private var orderLostMember = false
     /// The identity of the file as this store last read or wrote it; `nil` when there was no file.
     private var diskIdentity: FileIdentity?
+    /// Why the directory could not be flushed after the last rename of the file, while it still needs a
+    /// flush: the next save (or `flush()`) retries it, and throws this until it succeeds.
+    private var unsyncedDirectory: DefaultsError?
     /// Observers of every change, for `observeAll`.
     private var allObservers: [AllObserver] = []
     /// How many observers are registered (for tests).
@@ -71,6 +77,7 @@ final class Store: @unchecked Sendable {
         self.file = path.map(DurableFile.init(path:))
         self.options = options
         self.maxKeyLength = options.maximumKeyLength
+        self.schemaVersion = options.migrations.map(\.version).max()
         self.queue = DispatchQueue(label: "CodableDefaults.Store")
     }
 
@@ -87,19 +94,15 @@ final class Store: @unchecked Sendable {
             report(try moveAside(file, because: error).report)
             loaded = options.migrations.isEmpty ? nil : try migrate(file)
         }
+        // A new file starts at the newest schema: every save writes the member (see `stampSchemaVersion`).
         if let (members, identity) = loaded {
             apply(members)
             diskIdentity = identity
-        } else if let version = options.migrations.map(\.version).max() {
-            // A new file starts at the newest schema; the member is written with the first save.
-            let cell = cell(named: Defaults.schemaVersionKey)
-            cell.stored = .raw(Array(String(version).utf8))
-            cell.isQueued = true
-            queued.append(cell)
         }
+        if let notDurable = lock.withLock({ unsyncedDirectory }) { report(notDurable) }
         if !file.leftoverTemporaries().isEmpty {
             do {
-                let fd = try file.lock()
+                let fd = try file.lock(timeout: options.lockTimeout)
                 defer { file.unlock(fd) }
                 _ = try file.removeLeftoverTemporaries()
             } catch {
@@ -118,7 +121,7 @@ final class Store: @unchecked Sendable {
     private func moveAside(
         _ file: DurableFile, because error: DefaultsError
     ) throws(DefaultsError) -> (path: String, report: DefaultsError) {
-        let fd = try file.lock()
+        let fd = try file.lock(timeout: options.lockTimeout)
         defer { file.unlock(fd) }
         let aside = try file.moveAside()
         let notice = DefaultsError(
@@ -141,9 +144,11 @@ final class Store: @unchecked Sendable {
             throw DefaultsError(.invalidArgument, "two migrations have version \(step.version)", path: file.path)
         }
         try file.createDirectory()
-        let fd = try file.lock()
+        let fd = try file.lock(timeout: options.lockTimeout)
         defer { file.unlock(fd) }
         guard let (bytes, identity) = try file.read(maxSize: maxFileSize) else { return nil }
+        // A 0-byte file holds nothing to migrate: it is a new file, which every save stamps with the version.
+        if bytes.isEmpty { return ([], identity) }
         let members = try parse(bytes, file: file)
         let reserved = Defaults.schemaVersionKey
         var version = 0
@@ -189,9 +194,31 @@ final class Store: @unchecked Sendable {
             migrated.append(DocumentMember(key: name, value: try Codec.encode(value, key: name, encoder: encoder)))
         }
         migrated.sort { precedesInFile($0.key, $1.key) }
-        _ = try DurableFile(path: file.path + ".v\(version).bak").write(bytes)
-        let newIdentity = try file.write(Document.serialize(migrated))
-        return (migrated, newIdentity)
+        let serialized = Document.serialize(migrated)
+        // Never write a file that this store (with these limits) could not open again.
+        do throws(DefaultsError) {
+            if serialized.count > maxFileSize {
+                throw DefaultsError(
+                    .fileTooLarge, "\(serialized.count) bytes is over the limit of \(maxFileSize) bytes")
+            }
+            _ = try parse(serialized, file: file)
+        } catch {
+            throw DefaultsError(
+                .migrationFailed,
+                "the migrated file would break the store's limits (\(error.message)); the file is untouched",
+                path: file.path, key: error.key)
+        }
+        let backup = try DurableFile(path: file.path + ".v\(version).bak").write(bytes)
+        if let notDurable = backup.notDurable {
+            // The original is replaced only once its backup is sure to survive a power loss.
+            throw DefaultsError(
+                .writeFailed,
+                "the backup could not be made durable, so the file was not migrated: "
+                    + notDurable.message, path: file.path, errno: notDurable.errno)
+        }
+        let written = try file.write(serialized)
+        lock.withLock { unsyncedDirectory = written.notDurable }
+        return (migrated, written.identity)
     }
 
     /// Renames the file aside if it does not parse, so the next save writes the current state in its place.
@@ -223,7 +250,7 @@ final class Store: @unchecked Sendable {
 
     deinit {
         watcher?.stop()
-        if file != nil && lock.withLock({ !dirty.isEmpty }) {
+        if file != nil && lock.withLock({ !dirty.isEmpty || unsyncedDirectory != nil }) {
             do { try save() } catch { report(error) }
         }
     }
@@ -623,6 +650,9 @@ final class Store: @unchecked Sendable {
 
     /// Parses the file's bytes, turning a scanner error into a ``DefaultsError`` with path, line and column.
     private func parse(_ bytes: [UInt8], file: DurableFile) throws(DefaultsError) -> [DocumentMember] {
+        // A 0-byte file (`touch settings.json`) holds no data to lose: it is an empty store. Whitespace alone is
+        // not JSON and stays an error.
+        if bytes.isEmpty { return [] }
         let members: [DocumentMember]
         do {
             members = try Document.parse(bytes, maxDepth: maxDepth)
@@ -723,43 +753,59 @@ final class Store: @unchecked Sendable {
 
     /// Writes unsaved changes to the file, durably, merging them into what the file holds now.
     ///
-    /// A value that fails to encode is reverted to what the file holds and its error thrown after the other
-    /// changes are written.
+    /// A value that fails to encode, or whose JSON nests deeper than the file's limit, is reverted to what the
+    /// file holds and its error thrown after the other changes are written.
     ///
-    /// - Throws: ``DefaultsError``; on failure every unsaved change stays pending.
+    /// Once the new file is renamed into place the changes are saved; if flushing the directory then fails,
+    /// this throws ``DefaultsError/Code-swift.struct/notDurable`` and every later save retries the flush (even
+    /// with nothing else to write) until it succeeds.
+    ///
+    /// - Throws: ``DefaultsError``; on any other failure every unsaved change stays pending.
     func save() throws(DefaultsError) {
         guard let file else { return }
         var reverted = Set<String>()
+        var unthrown: DefaultsError?
         // Observers saw the values that failed to encode; tell them (outside the save lock) they are gone.
-        defer { notify(reverted) }
-        try save(file, reverted: &reverted)
+        defer {
+            notify(reverted)
+            if let unthrown { report(unthrown) }
+        }
+        try save(file, reverted: &reverted, unthrown: &unthrown)
     }
 
     /// The body of ``save()``, under the save lock. Adds the names of values reverted because they failed to
-    /// encode to `reverted`.
-    private func save(_ file: DurableFile, reverted: inout Set<String>) throws(DefaultsError) {
+    /// encode to `reverted`; sets `unthrown` to an error to report because another one is thrown.
+    private func save(
+        _ file: DurableFile, reverted: inout Set<String>, unthrown: inout DefaultsError?
+    ) throws(DefaultsError) {
         saveLock.lock()
         defer { saveLock.unlock() }
 
         // 1. Encode pending values outside the lock (encoders are user code).
         // One critical section: a cell made dirty after it must stay in the list for the next save.
-        let pending: [(Cell, UInt64, any Encodable & Sendable)]? = lock.withLock {
+        let (pending, needsDirectorySync): ([(Cell, UInt64, any Encodable & Sendable)]?, Bool) = lock.withLock {
             dirty.removeAll { !$0.isDirty }
-            if dirty.isEmpty { return nil }
-            return dirty.compactMap { cell in
+            if dirty.isEmpty { return (nil, unsyncedDirectory != nil) }
+            let pending: [(Cell, UInt64, any Encodable & Sendable)] = dirty.compactMap { cell in
                 guard case .pending(let box) = cell.stored else { return nil }
                 return (cell, cell.version, box.value)
             }
+            return (pending, false)
         }
-        guard let pending else { return }
+        guard let pending else {
+            if needsDirectorySync { try retryDirectorySync(file) }
+            return
+        }
         var encoded: [ObjectIdentifier: [UInt8]] = [:]
         var encodingError: DefaultsError?
         if !pending.isEmpty {
             let encoder = Codec.makeEncoder()
             var failed: [(Cell, UInt64)] = []
             for (cell, version, value) in pending {
-                do {
-                    encoded[ObjectIdentifier(cell)] = try Codec.encode(value, key: cell.name, encoder: encoder)
+                do throws(DefaultsError) {
+                    let fragment = try Codec.encode(value, key: cell.name, encoder: encoder)
+                    try checkDepth(of: fragment, key: cell.name)
+                    encoded[ObjectIdentifier(cell)] = fragment
                 } catch {
                     encodingError = encodingError ?? error
                     failed.append((cell, version))
@@ -783,7 +829,7 @@ final class Store: @unchecked Sendable {
 
         // 2. Under the file lock: merge what other writers saved, then write.
         try file.createDirectory()
-        let lockFD = try file.lock()
+        let lockFD = try file.lock(timeout: options.lockTimeout)
         defer { file.unlock(lockFD) }
         let identity = try file.currentIdentity()
         if identity != lock.withLock({ diskIdentity }) {
@@ -795,6 +841,9 @@ final class Store: @unchecked Sendable {
             }
             if !changed.isEmpty { queue.async { [weak self] in self?.notify(changed) } }
         }
+        if let schemaVersion {
+            try lock.withLock { () throws(DefaultsError) in try stampSchemaVersion(schemaVersion, path: file.path) }
+        }
         let (bytes, written) = lock.withLock { assemble(encoded: encoded) }
         // Never write a file that this store (with these limits) could not open again.
         guard bytes.count <= maxFileSize else {
@@ -803,9 +852,11 @@ final class Store: @unchecked Sendable {
                 "the store would be \(bytes.count) bytes, over the limit of \(maxFileSize) bytes; nothing was "
                     + "written and the changes stay pending", path: file.path)
         }
-        let newIdentity = try file.write(bytes)
+        let (newIdentity, notDurable) = try file.write(bytes)
+        // Renamed into place: the changes are saved, whether or not the directory flush worked.
         lock.withLock {
             diskIdentity = newIdentity
+            unsyncedDirectory = notDurable
             writeCount += 1
             for (cell, version, fragment) in written {
                 cell.saved = fragment
@@ -813,7 +864,61 @@ final class Store: @unchecked Sendable {
             }
             dirty.removeAll { !$0.isDirty }
         }
+        if let notDurable {
+            unthrown = encodingError
+            throw notDurable
+        }
         if let encodingError { throw encodingError }
+    }
+
+    /// Flushes the directory again after a rename whose directory flush failed. Call holding the save lock.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/notDurable`` while the flush still fails.
+    private func retryDirectorySync(_ file: DurableFile) throws(DefaultsError) {
+        let failure = file.syncDirectory()
+        lock.withLock { unsyncedDirectory = failure }
+        if let failure { throw failure }
+    }
+
+    /// Makes the reserved member hold `version`, the schema the store was migrated to, so the file never
+    /// loses it (a file deleted or replaced by another writer since the last read has none). Refuses to save
+    /// over a file of a newer schema. Call with the lock held, after merging the file's current members.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/unsupportedSchemaVersion``; the changes then stay pending.
+    private func stampSchemaVersion(_ version: Int, path: String) throws(DefaultsError) {
+        let reserved = Defaults.schemaVersionKey
+        let cell = cell(named: reserved)
+        let wanted = Array(String(version).utf8)
+        if case .raw(let current) = cell.stored {
+            if current == wanted { return }
+            guard let found = Int(String(decoding: current, as: UTF8.self)), found >= 0 else {
+                throw DefaultsError(
+                    .unsupportedSchemaVersion,
+                    "the file's schema version is not a whole number; nothing was written and the changes stay "
+                        + "pending", path: path, key: reserved)
+            }
+            if found > version {
+                throw DefaultsError(
+                    .unsupportedSchemaVersion,
+                    "another program saved the file with schema version \(found), newer than this program's "
+                        + "\(version); nothing was written over it and the changes stay pending", path: path)
+            }
+        }
+        store(.raw(wanted), in: cell)
+    }
+
+    /// Refuses a value whose JSON would nest deeper in the file (where the top-level object is level 1) than
+    /// the store opens.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` naming the key and the limit.
+    func checkDepth(of fragment: [UInt8], key: String) throws(DefaultsError) {
+        let depth = Document.nestingDepth(of: fragment)
+        guard depth >= maxDepth else { return }
+        throw DefaultsError(
+            .encodingFailed,
+            "the value nests \(depth) levels deep, \(depth + 1) in the file, over the limit of \(maxDepth) "
+                + "(Options.maximumDepth): the store could not open the file again, so the value was not stored",
+            path: file?.path, key: key)
     }
 
     /// Builds the file's bytes from the stored cells in order, merging newly stored names into the order.

@@ -53,12 +53,70 @@ enum Sys {
         }
     }
 
-    /// `flock(fd, LOCK_EX)`, retrying on `EINTR`.
-    static func lockExclusive(_ fd: Int32) -> Int32 {
+    /// `flock(fd, LOCK_EX | LOCK_NB)`, retrying on `EINTR`: 0 when the lock is taken, else -1 with `errno` set
+    /// (`EWOULDBLOCK` while another descriptor holds it).
+    static func tryLockExclusive(_ fd: Int32) -> Int32 {
         while true {
-            let result = flock(fd, LOCK_EX)
+            let result = flock(fd, LOCK_EX | LOCK_NB)
             if result == 0 || errno != EINTR { return result }
         }
+    }
+
+    /// Whether an `errno` from ``tryLockExclusive(_:)`` means someone else holds the lock.
+    static func isLockBusy(_ code: Int32) -> Bool { code == EWOULDBLOCK || code == EAGAIN }
+
+    /// The monotonic clock in nanoseconds.
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    /// Sleeps the calling thread for about `nanoseconds` (a signal may end it early).
+    static func sleep(nanoseconds: UInt64) {
+        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        var remaining = timespec()
+        _ = nanosleep(&request, &remaining)
+    }
+
+    /// The ids of the processes holding a `flock` on the file open as `fd`, as the kernel lists them in
+    /// `/proc/locks` (Linux only; elsewhere, or when the list cannot be read, none).
+    static func flockHolders(of fd: Int32) -> [Int32] {
+        #if os(Linux)
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { return [] }
+            let device = UInt64(info.st_dev)
+            // glibc's gnu_dev_major/gnu_dev_minor, which Swift does not import.
+            let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
+            let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
+            func hex2(_ value: UInt64) -> String {
+                let text = String(value, radix: 16)
+                return text.count < 2 ? "0" + text : text
+            }
+            let identity = "\(hex2(major)):\(hex2(minor)):\(UInt64(info.st_ino))"
+            let listing = open("/proc/locks", O_RDONLY | O_CLOEXEC)
+            guard listing >= 0 else { return [] }
+            defer { close(listing) }
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { systemRead(listing, $0.baseAddress!, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                bytes.append(contentsOf: chunk[..<count])
+            }
+            // "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF"; a waiter's line has "->" after the number.
+            var holders: [Int32] = []
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                let fields = line.split(separator: " ")
+                guard fields.count >= 6, fields[1] == "FLOCK", fields[5] == identity, let pid = Int32(fields[4])
+                else { continue }
+                if !holders.contains(pid) { holders.append(pid) }
+            }
+            return holders
+        #else
+            return []
+        #endif
     }
 
     /// `flock(fd, LOCK_UN)`.
