@@ -29,6 +29,7 @@
 //     remove KEY        -> ok                      removes KEY's stored value
 //     flush             -> ok | error JSON         writes pending changes durably
 //     reload            -> ok | error JSON         re-reads the file (other processes' writes)
+//     discard           -> ok                      forgets the changes not yet written
 //     get KEY           -> value KEY JSON | none KEY
 //     keys              -> keys K1 K2 ...          the stored keys, in file order
 //     observe KEY       -> ok                      then, whenever KEY's value changes (a set here, or
@@ -219,6 +220,9 @@ func runServer(path: String, saveMode: Defaults.SaveMode) -> Never {
             } catch {
                 output.line(errorLine(error))
             }
+        case ("discard", nil):
+            defaults.discardUnsavedChanges()
+            output.line("ok")
         case ("reload", nil):
             do {
                 try defaults.reload()

@@ -235,6 +235,9 @@ final class Tool {
     private func save(_ defaults: Defaults) throws(ToolError) {
         do {
             try defaults.flush()
+        } catch  where error.code == .notDurable {
+            // Written, only its directory's flush failed: the file holds the change, nothing is pending.
+            throw ToolError(error)
         } catch {
             // A failed command leaves the file as it was: nothing may write these changes later (at exit).
             defaults.discardUnsavedChanges()

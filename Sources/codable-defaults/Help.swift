@@ -149,6 +149,8 @@ enum Help {
           3  key not found (read KEY, delete KEY without --force)
           4  bad or unreadable file: invalid JSON (with line:column), unreadable, not a regular file, too
              large; a missing file for check and a missing SOURCE for import
+          5  written, but not confirmed durable (write, delete, import): the file holds the change, but
+             flushing its directory failed, so it may not survive a power loss (a warning is printed)
         """
 
     /// The help of the tool.

@@ -21,6 +21,9 @@ enum ExitStatus: Int32, Sendable {
     case keyNotFound = 3
     /// The store file (or the import source) is missing where it must exist, unreadable, or not valid.
     case badFile = 4
+    /// The change was written to the store file, but flushing its directory failed: it may not survive a
+    /// power loss. A warning, not a failure: the file holds the change.
+    case notDurable = 5
 }
 
 /// A failure that ends the command: an exit status and the message for standard error.
@@ -48,6 +51,10 @@ struct ToolError: Error, Sendable {
             self.init(.badFile, error.description)
         case .invalidArgument, DefaultsError.Code(rawValue: "reservedKey"):
             self.init(.usage, error.description)
+        case .notDurable:
+            self.init(
+                .notDurable,
+                "warning: the change was written but is not confirmed durable: \(error.description)")
         default:
             self.init(.failure, error.description)
         }
