@@ -22,7 +22,7 @@ import Testing
         for command in Self.commands {
             #expect(help.stdout.contains("\n  \(command) "), "help lists \(command)")
         }
-        for status in 0...4 { #expect(help.stdout.contains("\n  \(status)  ")) }
+        for status in 0...5 { #expect(help.stdout.contains("\n  \(status)  ")) }
         #expect(try await sandbox.run(["-h"]).stdout == help.stdout)
         #expect(try await sandbox.run(["help"]).stdout == help.stdout)
 
@@ -217,6 +217,17 @@ import Testing
         #expect(duplicate.status == 4)
         #expect(duplicate.stderr.hasPrefix("codable-defaults: "))
         #expect(duplicate.stderr.contains("bad.json:3:"), "\(duplicate.stderr)")
+
+        // An empty file (`touch`) holds no data: a valid store of no keys; whitespace alone is not JSON.
+        try sandbox.create("empty.json", "")
+        let empty = try await sandbox.run(["check", "empty.json"])
+        #expect(empty.status == 0, "\(empty.stderr)")
+        #expect(empty.stdout.hasSuffix("empty.json: valid (0 keys)\n"))
+        let read = try await sandbox.run(["read", "empty.json"])
+        #expect(read.status == 0 && read.stdout == "{}\n", "\(read.stderr)")
+        #expect(try sandbox.bytes("empty.json") == [], "reading writes nothing")
+        try sandbox.create("blank.json", " \n")
+        #expect(try await sandbox.run(["check", "blank.json"]).status == 4)
 
         try sandbox.createDirectory("folder.json")
         let directory = try await sandbox.run(["check", "folder.json"])

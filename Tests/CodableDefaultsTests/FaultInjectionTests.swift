@@ -90,31 +90,80 @@ import Testing
             "fault injection: \(target.name) -> \(fault.errorName): \(error.description) (recovered on the next flush)")
     }
 
-    @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
-    func failedDirectoryFsyncIsReportedAndTheChangeStaysPending() throws {
+    /// Once the rename succeeded the change is saved, whatever happens to the directory's flush after it:
+    /// memory and file agree, nothing is left to discard and nothing is written twice. The flush throws
+    /// `notDurable`, and the next flush (with nothing else to write) retries the directory's fsync.
+    @Test(
+        .enabled(if: Strace.isUsable, Strace.unavailableMessage),
+        arguments: [InjectedFault(.directoryFsync, "EIO", EIO), InjectedFault(.directoryOpen, "EMFILE", EMFILE)])
+    func failedDirectoryFlushSavesTheChangeAndIsRetried(_ fault: InjectedFault) throws {
         let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
         let dir = try TemporaryDirectory()
         let url = dir.file()
+        let path = DurableFile.canonicalPath(url.path)
         let clean = try StraceSession(fixture: fixture, store: url, in: dir, inject: nil)
         let (cleanLog, _) = try clean.runFaultScript()
-        let target = try #require(
-            cleanLog.firstCall(after: StraceSession.marker, matching: Target.directoryFsync.matches))
+        let target = try #require(cleanLog.firstCall(after: StraceSession.marker, matching: fault.target.matches))
 
-        let injection = "\(target.name):error=EIO:when=\(cleanLog.ordinal(of: target))"
+        let injection = "\(target.name):error=\(fault.errorName):when=\(cleanLog.ordinal(of: target))"
         let faulty = try StraceSession(fixture: fixture, store: url, in: dir, inject: injection, fresh: true)
         _ = try faulty.prepare()
         let answer = try faulty.ask("flush")
         let error = try #require(FixtureError(answer), "the flush should fail, it answered: \(answer)")
-        #expect(error.code == "writeFailed" && error.errno == EIO, "\(error.description)")
-        #expect(error.description.contains("directory"), "\(error.description)")
-        // The rename happened: the new file is in place, but the flush said it may not be durable.
-        #expect(try text(url) == "{\n  \"a\": 1,\n  \"b\": \"pending\"\n}\n")
+        #expect(error.code == "notDurable" && error.errno == fault.errorNumber, "\(error.description)")
+        #expect(error.path == path, "\(error.description)")
+        #expect(error.description.contains("the changes were written to \(path), but"), "\(error.description)")
+        #expect(error.description.contains("they may not survive a power loss"), "\(error.description)")
+        // The rename happened: the file holds the change, and so does memory; a discard has nothing to undo.
+        let saved = "{\n  \"a\": 1,\n  \"b\": \"pending\"\n}\n"
+        #expect(try text(url) == saved)
         #expect(try dir.contents().filter { $0.hasSuffix(".tmp") } == [])
-        #expect(try faulty.ask("flush") == "ok", "the next flush succeeds")
-        #expect(try text(url) == "{\n  \"a\": 1,\n  \"b\": \"pending\"\n}\n")
+        #expect(try faulty.ask("discard") == "ok")
+        #expect(try faulty.ask("get b") == "value b \"pending\"", "the change counts as saved")
+        #expect(try faulty.ask(StraceSession.marker) == StraceSession.marker)
+        #expect(try faulty.ask("flush") == "ok", "the next flush flushes the directory and succeeds")
+        #expect(try text(url) == saved)
         let log = try faulty.finish()
-        #expect(log.calls.filter(\.injected).count == 1)
+        let injected = log.calls.filter(\.injected)
+        #expect(injected.count == 1 && injected.allSatisfy(fault.target.matches), "\(injected.map(\.line))")
+        let hit = try #require(injected.first)
+        let retry = log.calls.first { $0.index > hit.index && $0.isMain && Target.directoryFsync.matches($0) }
+        #expect(retry.map { !$0.injected } ?? false, "the directory's fsync is retried")
+        let secondWrite = log.calls.contains { $0.index > hit.index && Target.temporaryOpen.matches($0) }
+        #expect(!secondWrite, "the saved change is not written a second time")
+    }
+
+    /// The command-line tool under the same fault: the file holds the change, and `write` warns and exits
+    /// with 5 rather than saying it failed.
+    @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
+    func toolWhoseDirectoryFlushFailsWarnsAndExitsWithFive() throws {
+        let tool = try #require(Fixture.executable(named: "codable-defaults"), "codable-defaults is not built")
+        let strace = try #require(Strace.path)
+        func run(_ dir: TemporaryDirectory, inject: String?) throws -> (ExitStatus, String, StraceLog) {
+            let log = dir.file("strace.log").path
+            var arguments = ["-f", "-qq", "-y", "-o", log, "-e", "trace=" + Strace.traced]
+            if let inject { arguments += ["-e", "inject=" + inject] }
+            arguments += [tool, "write", dir.file().path, "a", "1"]
+            let stderr = dir.file("stderr.log")
+            let child = try ChildProcess(strace, arguments, stderrPath: stderr.path)
+            child.closeInput()
+            _ = try child.readToEnd(timeout: 60)
+            let status = try child.wait(timeout: 60)
+            return (status, try text(stderr), try StraceLog(path: log))
+        }
+        let cleanDir = try TemporaryDirectory()
+        let (cleanStatus, _, cleanLog) = try run(cleanDir, inject: nil)
+        #expect(cleanStatus == .exited(0))
+        let target = try #require(cleanLog.calls.first { $0.isMain && Target.directoryFsync.matches($0) })
+
+        let dir = try TemporaryDirectory()
+        let (status, stderr, log) = try run(dir, inject: "fsync:error=EIO:when=\(cleanLog.ordinal(of: target))")
+        #expect(status == .exited(5), "\(stderr)")
+        #expect(stderr.hasPrefix("codable-defaults: warning: the change was written but is not confirmed durable"))
+        #expect(stderr.contains("may not survive a power loss"), "\(stderr)")
+        #expect(try text(dir.file()) == "{\n  \"a\": 1\n}\n", "the file holds the change")
         #expect(log.calls.filter(\.injected).allSatisfy(Target.directoryFsync.matches))
+        #expect(log.calls.filter(\.injected).count == 1)
     }
 
     @Test(
@@ -385,6 +434,7 @@ enum Target: String, Sendable {
     case temporaryClose = "close(temp)"
     case rename = "rename(temp, path)"
     case directoryFsync = "fsync(directory)"
+    case directoryOpen = "open(directory)"
 
     /// Whether a logged call is this one.
     func matches(_ call: StraceCall) -> Bool {
@@ -397,6 +447,7 @@ enum Target: String, Sendable {
         case .directoryFsync:
             call.name == "fsync" && !call.firstArgumentsMention(".tmp>") && !call.firstArgumentsMention(".lock>")
                 && !call.firstArgumentsMention(".json>")
+        case .directoryOpen: call.name.hasPrefix("open") && call.line.contains("O_DIRECTORY")
         }
     }
 }

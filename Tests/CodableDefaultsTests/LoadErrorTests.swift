@@ -25,7 +25,7 @@ import Testing
         ("{\"a\": 1, \"a\": 2}", "duplicate"),
         ("{\"a\": 1} trailing", "trailing"),
         ("{\"a\": 01}", "number"),
-        ("", "empty"),
+        (" \n\t", "whitespace only"),
     ])
     func invalidFilesAreRefused(content: String, label: String) throws {
         let dir = try TemporaryDirectory()
@@ -34,6 +34,27 @@ import Testing
         #expect(error?.code == .invalidJSON, "\(label)")
         #expect(error?.line != nil, "\(label)")
         #expect(try text(dir.file()) == content)
+    }
+
+    @Test func anEmptyFileIsAnEmptyStore() throws {
+        let dir = try TemporaryDirectory()
+        try write("", to: dir.file())
+        let defaults = try openFresh(dir.file())
+        #expect(defaults.keys.isEmpty)
+        #expect(try bytes(dir.file()) == [], "opening writes nothing")
+        defaults[.count] = 1
+        try defaults.flush()
+        #expect(try text(dir.file()) == "{\n  \"count\": 1\n}\n")
+
+        // With migrations: nothing to migrate or back up; the first save writes the newest version.
+        try write("", to: dir.file("migrated.json"))
+        let step = Defaults.Migration(to: 3) { values in values["ran"] = .bool(true) }
+        let migrated = try openFresh(dir.file("migrated.json"), options: .init(migrations: [step]))
+        #expect(migrated.keys.isEmpty)
+        migrated[.count] = 2
+        try migrated.flush()
+        #expect(try text(dir.file("migrated.json")) == "{\n  \"$schemaVersion\": 3,\n  \"count\": 2\n}\n")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("migrated.json.v0.bak").path))
     }
 
     @Test func invalidUTF8IsRefused() throws {

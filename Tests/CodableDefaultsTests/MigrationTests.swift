@@ -143,4 +143,80 @@ import Testing
         #expect(try text(dir.file()) == "{\n  \"count\": 2,\n  \"volume\": 0.1\n}\n")
         #expect(try defaults.moveAsideUnreadableFile() == nil, "nothing to move now")
     }
+
+    // MARK: The schema version survives every save
+
+    /// The README's own migration: run twice, it deletes the saved `volume`.
+    static let readmeMigration = Defaults.Migration(to: 1) { values in
+        values["volume"] = values.removeValue(forKey: "soundLevel")
+    }
+
+    @Test func aFileDeletedAfterOpeningIsWrittenWithTheSchemaVersion() throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"$schemaVersion\": 1, \"volume\": 0.8}", to: dir.file())
+        let options = Defaults.Options(migrations: [Self.readmeMigration])
+        let defaults = try openFresh(dir.file(), options: options)
+        try FileManager.default.removeItem(at: dir.file())
+        defaults[.volume] = 0.3
+        try defaults.flush()
+        #expect(try text(dir.file()) == "{\n  \"$schemaVersion\": 1,\n  \"volume\": 0.3\n}\n")
+        #expect(try openFresh(dir.file(), options: options)[.volume] == 0.3, "the migration does not run again")
+    }
+
+    @Test func aFileReplacedWithoutTheMemberGetsItBack() throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"$schemaVersion\": 1, \"volume\": 0.8}", to: dir.file())
+        let options = Defaults.Options(migrations: [Self.readmeMigration])
+        let defaults = try openFresh(dir.file(), options: options)
+        // Another writer (an older program) deletes the file and writes one without the member.
+        try FileManager.default.removeItem(at: dir.file())
+        let older = try openFresh(dir.file())
+        older[.volume] = 0.9
+        try older.flush()
+        defaults[.count] = 1
+        try defaults.flush()
+        #expect(
+            try text(dir.file()) == "{\n  \"$schemaVersion\": 1,\n  \"count\": 1,\n  \"volume\": 0.9\n}\n")
+        let reopened = try openFresh(dir.file(), options: options)
+        #expect(reopened[.volume] == 0.9 && reopened[.count] == 1)
+        #expect(!FileManager.default.fileExists(atPath: dir.file("settings.json.v0.bak").path))
+    }
+
+    @Test func aNewerSchemaWrittenSinceOpeningIsNotSavedOver() throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"$schemaVersion\": 1, \"volume\": 0.8}", to: dir.file())
+        let defaults = try openFresh(dir.file(), options: .init(migrations: [Self.readmeMigration]))
+        // A newer program migrates the file to version 2 meanwhile.
+        try write("{\"$schemaVersion\": 2, \"level\": 0.8}", to: dir.file())
+        let newer = try bytes(dir.file())
+        defaults[.count] = 1
+        for attempt in 1...2 {
+            let error = #expect(throws: DefaultsError.self, "attempt \(attempt)") { try defaults.flush() }
+            #expect(error?.code == .unsupportedSchemaVersion, "\(String(describing: error))")
+            #expect(error?.message.contains("version 2") == true, "\(String(describing: error))")
+            #expect(try bytes(dir.file()) == newer, "not downgraded, no old-schema data written over it")
+            #expect(defaults.hasStoredValue(.count), "the change stays pending")
+        }
+    }
+
+    @Test func aMigrationThatBreaksTheLimitsLeavesTheFileUntouched() throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"a\": 1}", to: dir.file())
+        let before = try bytes(dir.file())
+        let deep = Defaults.Migration(to: 1) { values in
+            var value = JSONValue.int(1)
+            for _ in 0..<20 { value = .array([value]) }
+            values["deep"] = value
+        }
+        let long = Defaults.Migration(to: 1) { values in values[String(repeating: "k", count: 40)] = .int(1) }
+        for (migration, limits) in [
+            (deep, Defaults.Options(maximumDepth: 16, migrations: [deep])),
+            (long, Defaults.Options(maximumKeyLength: 32, migrations: [long])),
+        ] {
+            let error = #expect(throws: DefaultsError.self) { try openFresh(dir.file(), options: limits) }
+            #expect(error?.code == .migrationFailed, "\(String(describing: error)) (version \(migration.version))")
+            #expect(try bytes(dir.file()) == before)
+            #expect(try dir.contents().filter { !$0.hasPrefix(".") } == ["settings.json"], "no backup either")
+        }
+    }
 }

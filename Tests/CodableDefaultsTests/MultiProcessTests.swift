@@ -199,4 +199,57 @@ final class ServedStore {
         #expect(finished.values == [true], "the kernel released the dead holder's lock")
         #expect(try openFresh(dir.file())[.count] == 1)
     }
+
+    // MARK: A lock held forever
+
+    /// `flock LOCKFILE -c 'echo locked; exec cat'` from util-linux: holds the store's lock until its input closes.
+    final class LockHolder {
+        let child: ChildProcess
+
+        init(_ lockPath: String) throws {
+            let flock = try #require(findExecutable("flock"), "flock (util-linux) is not installed")
+            child = try ChildProcess(flock, [lockPath, "-c", "echo locked; exec cat"])
+            let line = try child.readLine(timeout: 30)
+            guard line == "locked" else { throw ChildProcessError(description: "flock did not start: \(line ?? "")") }
+        }
+
+        /// Releases the lock and waits for the holder to end.
+        func release() throws {
+            child.closeInput()
+            _ = try child.readToEnd(timeout: 30)
+            #expect(try child.wait(timeout: 30) == .exited(0))
+        }
+    }
+
+    @Test(.enabled(if: findExecutable("flock") != nil, "needs flock from util-linux"))
+    func aLockHeldByAnotherProcessTimesOutAndTheChangeStaysPending() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        let options = Defaults.Options(lockTimeout: .milliseconds(200))
+        let defaults = try openFresh(url, options: options)
+        defaults[.count] = 1
+        try defaults.flush()
+        let before = try bytes(url)
+        let lockPath = DurableFile(path: DurableFile.canonicalPath(url.path)).lockPath
+
+        let holder = try LockHolder(lockPath)
+        defaults[.count] = 2
+        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(error?.code == .lockTimeout, "\(String(describing: error))")
+        #expect(error?.path == lockPath)
+        #expect(error?.message.contains("held by process \(holder.child.pid)") == true, "\(String(describing: error))")
+        #expect(try bytes(url) == before, "nothing was written")
+        #expect(defaults[.count] == 2 && defaults.hasStoredValue(.count), "the change stays pending")
+
+        // Every other taker of the lock is bounded too: a migration at open.
+        let migration = Defaults.Migration(to: 1) { _ in }
+        let opening = #expect(throws: DefaultsError.self) {
+            try openFresh(url, options: .init(migrations: [migration], lockTimeout: .milliseconds(50)))
+        }
+        #expect(opening?.code == .lockTimeout, "\(String(describing: opening))")
+
+        try holder.release()
+        try defaults.flush()
+        #expect(try openFresh(url)[.count] == 2, "the next save writes the change")
+    }
 }

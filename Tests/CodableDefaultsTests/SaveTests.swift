@@ -166,4 +166,43 @@ import Testing
         #expect(try text(dir.file()) == "{\n  \"count\": 2,\n  \"flaky\": false\n}\n")
         #expect(defaults[key] == Flaky(fail: false), "reverted to what the file holds")
     }
+
+    // MARK: Limits are checked before a write
+
+    /// A JSON value nested `levels` deep (a bare array is 1 level).
+    static func nested(_ levels: Int) -> JSONValue {
+        var value = JSONValue.string("[not a bracket] {\\\"}")
+        for _ in 0..<levels { value = .array([value]) }
+        return value
+    }
+
+    @Test func aValueTooDeepForTheFileIsRefusedAndTheFileStillOpens() throws {
+        let dir = try TemporaryDirectory()
+        let options = Defaults.Options(maximumDepth: 16)
+        let defaults = try openFresh(dir.file(), options: options)
+        let errors = ErrorLog()
+        defaults.onError = errors.handler
+        let deep = Defaults.Key<JSONValue>("deep", default: .null)
+
+        // The loud set refuses at once, and stores nothing.
+        let loud = #expect(throws: DefaultsError.self) { try defaults.set(Self.nested(21), for: deep) }
+        #expect(loud?.code == .encodingFailed && loud?.key == "deep", "\(String(describing: loud))")
+        #expect(loud?.message.contains("limit of 16") == true, "\(String(describing: loud))")
+        #expect(!defaults.hasStoredValue(deep))
+
+        // The subscript's value is refused at the save, like a value that fails to encode: reverted, thrown.
+        defaults[deep] = Self.nested(21)
+        defaults[.count] = 1
+        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(error?.code == .encodingFailed && error?.key == "deep", "\(String(describing: error))")
+        #expect(!defaults.hasStoredValue(deep), "reverted to what the file holds")
+        #expect(try text(dir.file()) == "{\n  \"count\": 1\n}\n", "the other change is written")
+
+        // 15 levels are 16 in the file, with its top-level object: the most the limit allows.
+        defaults[deep] = Self.nested(15)
+        try defaults.flush()
+        let reopened = try openFresh(dir.file(), options: options)
+        #expect(reopened[deep] == Self.nested(15))
+        #expect(errors.errors.isEmpty, "\(errors.errors)")
+    }
 }
