@@ -5,7 +5,8 @@ extension Defaults {
     /// thread running it; it is not `Sendable`.
     public final class Batch {
         private let defaults: Defaults
-        private(set) var changes: [String: StoredValue] = [:]
+        /// By name, byte-exact (see ``MemberName``).
+        private(set) var changes: [MemberName: StoredValue] = [:]
 
         init(defaults: Defaults) {
             self.defaults = defaults
@@ -15,11 +16,11 @@ extension Defaults {
         /// removes the stored value).
         public subscript<Value>(key: Key<Value>) -> Value {
             get {
-                guard let change = changes[key.name] else { return defaults[key] }
+                guard let change = changes[MemberName(key.name)] else { return defaults[key] }
                 return defaults.store.decodeDetached(change, as: key)
             }
             set {
-                changes[key.name] = key.isNil(newValue) ? .absent : .pending(Pending(newValue))
+                changes[MemberName(key.name)] = key.isNil(newValue) ? .absent : .pending(Pending(newValue))
             }
         }
 
@@ -27,7 +28,7 @@ extension Defaults {
         ///
         /// - Parameter keys: The keys to reset.
         public func reset(_ keys: Keys...) {
-            for key in keys { changes[key.name] = .absent }
+            for key in keys { changes[MemberName(key.name)] = .absent }
         }
     }
 
@@ -53,7 +54,7 @@ extension Defaults {
         try body(batch)
         var changes = batch.changes
         for name in changes.keys {
-            guard let refusal = refusalIfAny(name) else { continue }
+            guard let refusal = refusalIfAny(name.string) else { continue }
             changes[name] = nil
             store.report(refusal)
         }

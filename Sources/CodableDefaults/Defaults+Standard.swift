@@ -150,8 +150,8 @@ enum ArgumentDomain {
     /// Reads `-key value` pairs from `arguments` (the first element, the program, is skipped). A value is
     /// parsed as JSON when it is valid JSON, else taken as a string. `--` ends the pairs; arguments starting
     /// with `--` and a lone `-` are not keys.
-    static func parse(_ arguments: [String]) -> [String: [UInt8]] {
-        var result: [String: [UInt8]] = [:]
+    static func parse(_ arguments: [String]) -> [MemberName: [UInt8]] {
+        var result: [MemberName: [UInt8]] = [:]
         var index = 1
         while index < arguments.count {
             let argument = arguments[index]
@@ -162,7 +162,7 @@ enum ArgumentDomain {
                 index += 1
                 continue
             }
-            result[String(argument.dropFirst())] = fragment(arguments[index + 1])
+            result[MemberName(String(argument.dropFirst()))] = fragment(arguments[index + 1])
             index += 2
         }
         return result

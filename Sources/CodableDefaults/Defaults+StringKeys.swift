@@ -21,7 +21,7 @@ extension Defaults {
     /// - Parameter registrationDictionary: Values of any `Codable & Sendable` types, by key. A value that
     ///   cannot be encoded is not registered; its error goes to ``onError``.
     public func register(defaults registrationDictionary: [String: any Codable & Sendable]) {
-        var fragments: [String: [UInt8]] = [:]
+        var fragments: [MemberName: [UInt8]] = [:]
         let encoder = Codec.makeEncoder()
         for (name, value) in registrationDictionary {
             if let refusal = refusalIfAny(name) {
@@ -29,7 +29,7 @@ extension Defaults {
                 continue
             }
             do {
-                fragments[name] = try Codec.encode(value, key: name, encoder: encoder)
+                fragments[MemberName(name)] = try Codec.encode(value, key: name, encoder: encoder)
             } catch {
                 store.report(error)
             }

@@ -192,7 +192,7 @@ public final class Defaults: Sendable {
             outcome = store.set(fragment: fragment, value: value, for: key)
         }
         guard outcome != .unchanged else { return }
-        defer { if outcome == .changedObserved { store.notify([key.name]) } }
+        defer { if outcome == .changedObserved { store.notify([MemberName(key.name)]) } }
         try save()
     }
 
@@ -207,12 +207,12 @@ public final class Defaults: Sendable {
     ///
     /// - Parameter keys: The keys to reset.
     public func reset(_ keys: [Keys]) {
-        var names = Set<String>()
+        var names = Set<MemberName>()
         for key in keys {
             if key.isReserved {
                 store.report(refusal(key.name))
             } else if store.remove(key.name) != .unchanged {
-                names.insert(key.name)
+                names.insert(MemberName(key.name))
             }
         }
         guard !names.isEmpty else { return }
@@ -280,7 +280,7 @@ public final class Defaults: Sendable {
             saveReporting()
         case .changedObserved:
             saveReporting()
-            store.notify([name])
+            store.notify([MemberName(name)])
         }
     }
 

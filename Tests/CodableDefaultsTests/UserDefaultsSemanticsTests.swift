@@ -180,7 +180,7 @@ import Testing
             "program", "-n", "3", "-name", "x y", "-flag", "true", "-list", "[1,2]", "--verbose", "-quoted",
             "\"q\"", "-neg", "-5", "-", "-obj", "{\"a\": 1}", "--", "-after", "1",
         ])
-        func json(_ name: String) -> String? { parsed[name].map { String(decoding: $0, as: UTF8.self) } }
+        func json(_ name: String) -> String? { parsed[MemberName(name)].map { String(decoding: $0, as: UTF8.self) } }
         #expect(json("n") == "3")
         #expect(json("name") == "\"x y\"")
         #expect(json("flag") == "true")

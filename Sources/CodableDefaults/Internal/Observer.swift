@@ -32,7 +32,7 @@ class Observer: @unchecked Sendable {
     private var isCancelled = false
     private var isDelivering = false
     private var deliveringThread: pthread_t?
-    private var pendingNames = Set<String>()
+    private var pendingNames = Set<MemberName>()
     private var hasPending = false
     /// The store, weakly: the store holds its observers.
     weak var store: Store?
@@ -42,8 +42,8 @@ class Observer: @unchecked Sendable {
     }
 
     /// Delivers what changed in `names` (see the type's discussion). Call without holding the store's lock.
-    final func deliver(names: Set<String>) {
-        var batch: Set<String>? = lock.withLock {
+    final func deliver(names: Set<MemberName>) {
+        var batch: Set<MemberName>? = lock.withLock {
             pendingNames.formUnion(names)
             hasPending = true
             guard !isDelivering && !isCancelled else { return nil }
@@ -68,7 +68,7 @@ class Observer: @unchecked Sendable {
     }
 
     /// Takes the names noted for delivery. Call with the lock held.
-    private func takePending() -> Set<String> {
+    private func takePending() -> Set<MemberName> {
         hasPending = false
         defer { pendingNames = [] }
         return pendingNames
@@ -82,7 +82,7 @@ class Observer: @unchecked Sendable {
     }
 
     /// One delivery: compare and call the handler. Runs on the delivering thread only.
-    func run(names: Set<String>) {}
+    func run(names: Set<MemberName>) {}
 
     /// Stops deliveries and unregisters from the store. Waits for a handler call running on another thread;
     /// may be called from inside the handler.
@@ -121,7 +121,7 @@ final class KeyObserver<Value: Codable & Sendable>: Observer, @unchecked Sendabl
         super.init(store: store)
     }
 
-    override func run(names: Set<String>) {
+    override func run(names: Set<MemberName>) {
         guard let store else { return }
         if needsInitialCall {
             needsInitialCall = false
@@ -161,9 +161,11 @@ final class AllObserver: Observer, @unchecked Sendable {
         super.init(store: store)
     }
 
-    override func run(names: Set<String>) {
+    override func run(names: Set<MemberName>) {
         guard !names.isEmpty else { return }
-        callHandler { handler(names) }
+        // The public set is of `String`: two names that differ only in Unicode normalization arrive as one.
+        let strings = Set(names.lazy.map(\.string))
+        callHandler { handler(strings) }
     }
 
     override func unregister() {

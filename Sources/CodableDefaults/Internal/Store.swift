@@ -30,7 +30,8 @@ final class Store: @unchecked Sendable {
     private let queue: DispatchQueue
 
     // Guarded by `lock`.
-    private var cells: [String: Cell] = [:]
+    /// By name, byte-exact (see ``MemberName``).
+    private var cells: [MemberName: Cell] = [:]
     private var slots: [Int: AnySlot] = [:]
     /// Cells whose `isDirty` is set (and, between saves, some whose flag was cleared).
     private var dirty: [Cell] = []
@@ -377,7 +378,7 @@ final class Store: @unchecked Sendable {
     /// The effective value of `name` decoded as `type`, without a cache; `nil` when no domain has a value or
     /// it does not decode (the error is reported).
     func effectiveValue<Value: Decodable>(_ type: Value.Type, name: String) -> Value? {
-        let source = lock.withLock { cells[name]?.effective ?? .absent }
+        let source = lock.withLock { cells[MemberName(name)]?.effective ?? .absent }
         do {
             return try decode(source, as: type, name: name)
         } catch {
@@ -388,22 +389,22 @@ final class Store: @unchecked Sendable {
 
     /// Whether any domain (argument, stored, registered) has a value for `name`.
     func hasEffectiveValue(_ name: String) -> Bool {
-        lock.withLock { cells[name]?.effective.isPresent ?? false }
+        lock.withLock { cells[MemberName(name)]?.effective.isPresent ?? false }
     }
 
     /// Reverts every unsaved change to what the file held. Returns the names that changed.
-    func discardUnsavedChanges() -> Set<String> {
+    func discardUnsavedChanges() -> Set<MemberName> {
         // Under the save lock, so no save is between assembling and recording what it wrote.
         saveLock.lock()
         defer { saveLock.unlock() }
         return lock.withLock {
-            var names = Set<String>()
+            var names = Set<MemberName>()
             for cell in dirty where cell.isDirty {
                 cell.isDirty = false
                 cell.stored = cell.saved.map { .raw($0) } ?? .absent
                 cell.version &+= 1
                 requeueIfNeeded(cell)
-                names.insert(cell.name)
+                names.insert(MemberName(cell.name))
             }
             dirty.removeAll()
             // The image may hold the discarded values (assembled by a save whose write failed).
@@ -423,7 +424,7 @@ final class Store: @unchecked Sendable {
 
     /// Whether a value is stored under `name` (set and not yet saved counts).
     func hasStoredValue(_ name: String) -> Bool {
-        lock.withLock { cells[name].map { $0.stored.isPresent && !$0.isReserved } ?? false }
+        lock.withLock { cells[MemberName(name)].map { $0.stored.isPresent && !$0.isReserved } ?? false }
     }
 
     /// The names with a stored value, sorted as in the file.
@@ -518,31 +519,31 @@ final class Store: @unchecked Sendable {
 
     /// Sets the registration domain's value for each name (a later registration replaces an earlier one).
     /// Returns the names whose registered value changed.
-    func register(_ fragments: [String: [UInt8]]) -> Set<String> {
+    func register(_ fragments: [MemberName: [UInt8]]) -> Set<MemberName> {
         set(\.registered, to: fragments, clearingOthers: false)
     }
 
     /// Replaces the argument domain. Returns the names whose argument value changed.
-    func setArguments(_ fragments: [String: [UInt8]]) -> Set<String> {
+    func setArguments(_ fragments: [MemberName: [UInt8]]) -> Set<MemberName> {
         set(\.argument, to: fragments, clearingOthers: true)
     }
 
     /// Sets a domain's value for each name in `fragments` (and, with `clearingOthers`, removes it from every
     /// other name). Returns the names whose value in that domain changed.
     private func set(
-        _ domain: ReferenceWritableKeyPath<Cell, [UInt8]?>, to fragments: [String: [UInt8]], clearingOthers: Bool
-    ) -> Set<String> {
+        _ domain: ReferenceWritableKeyPath<Cell, [UInt8]?>, to fragments: [MemberName: [UInt8]], clearingOthers: Bool
+    ) -> Set<MemberName> {
         lock.withLock {
-            var names = Set<String>()
+            var names = Set<MemberName>()
             if clearingOthers {
-                for cell in cells.values where cell[keyPath: domain] != nil && fragments[cell.name] == nil {
+                for cell in cells.values where cell[keyPath: domain] != nil && fragments[MemberName(cell.name)] == nil {
                     cell[keyPath: domain] = nil
                     cell.version &+= 1
-                    names.insert(cell.name)
+                    names.insert(MemberName(cell.name))
                 }
             }
             for (name, fragment) in fragments {
-                let cell = cell(named: name)
+                let cell = cell(named: name.string)
                 guard cell[keyPath: domain] != fragment else { continue }
                 cell[keyPath: domain] = fragment
                 cell.version &+= 1
@@ -555,30 +556,30 @@ final class Store: @unchecked Sendable {
     /// Removes the stored value for `name`.
     func remove(_ name: String) -> Outcome {
         lock.withLock {
-            guard let cell = cells[name], cell.stored.isPresent else { return .unchanged }
+            guard let cell = cells[MemberName(name)], cell.stored.isPresent else { return .unchanged }
             store(.absent, in: cell)
             return outcome(cell)
         }
     }
 
     /// Removes every stored value. Returns the names that had one.
-    func removeAll() -> Set<String> {
+    func removeAll() -> Set<MemberName> {
         lock.withLock {
-            var names = Set<String>()
+            var names = Set<MemberName>()
             for cell in cells.values where cell.stored.isPresent && !cell.isReserved {
                 store(.absent, in: cell)
-                names.insert(cell.name)
+                names.insert(MemberName(cell.name))
             }
             return names
         }
     }
 
     /// Applies a batch of changes at once. Returns the names whose stored state changed.
-    func commit(_ changes: [String: StoredValue]) -> Set<String> {
+    func commit(_ changes: [MemberName: StoredValue]) -> Set<MemberName> {
         lock.withLock {
-            var names = Set<String>()
+            var names = Set<MemberName>()
             for (name, value) in changes {
-                let cell = cell(named: name)
+                let cell = cell(named: name.string)
                 if !value.isPresent && !cell.stored.isPresent { continue }
                 store(value, in: cell)
                 names.insert(name)
@@ -616,9 +617,9 @@ final class Store: @unchecked Sendable {
     /// The cell for `name`, created on first use. Call with the lock held.
     @inline(__always)
     private func cell(named name: String) -> Cell {
-        if let cell = cells[name] { return cell }
+        if let cell = cells[MemberName(name)] { return cell }
         let cell = Cell(name: name)
-        cells[name] = cell
+        cells[MemberName(name)] = cell
         return cell
     }
 
@@ -677,27 +678,27 @@ final class Store: @unchecked Sendable {
     /// Makes the file's members the stored values of every cell without unsaved changes, and rebuilds the
     /// member order. Returns the names whose stored value changed. Call with the lock held (or from `init`).
     @discardableResult
-    private func apply(_ members: [DocumentMember]) -> Set<String> {
+    private func apply(_ members: [DocumentMember]) -> Set<MemberName> {
         imageIsValid = false
         if cells.isEmpty {
             applyFirst(members)
             // Nobody observes a name without a cell, but an observeAll observer hears of every name.
-            return allObservers.isEmpty ? [] : Set(members.map(\.key))
+            return allObservers.isEmpty ? [] : Set(members.map { MemberName($0.key) })
         }
-        var incoming: [String: [UInt8]] = [:]
+        var incoming: [MemberName: [UInt8]] = [:]
         incoming.reserveCapacity(members.count)
-        for member in members { incoming[member.key] = member.value }
-        var changed = Set<String>()
-        for cell in cells.values where incoming[cell.name] == nil {
+        for member in members { incoming[MemberName(member.key)] = member.value }
+        var changed = Set<MemberName>()
+        for cell in cells.values where incoming[MemberName(cell.name)] == nil {
             cell.saved = nil
             if !cell.isDirty && cell.stored.isPresent {
                 cell.stored = .absent
                 cell.version &+= 1
-                changed.insert(cell.name)
+                changed.insert(MemberName(cell.name))
             }
         }
         for (name, fragment) in incoming {
-            let cell = cell(named: name)
+            let cell = cell(named: name.string)
             cell.saved = fragment
             guard !cell.isDirty else { continue }
             if case .raw(let current) = cell.stored, current == fragment { continue }
@@ -725,7 +726,7 @@ final class Store: @unchecked Sendable {
             cell.stored = .raw(member.value)
             cell.saved = member.value
             cell.isOrdered = true
-            cells[member.key] = cell
+            cells[MemberName(member.key)] = cell
             order.append(cell)
             if inFileOrder, let previous, !precedesInFile(previous, member.key) { inFileOrder = false }
             previous = member.key
@@ -738,7 +739,7 @@ final class Store: @unchecked Sendable {
     /// - Throws: ``DefaultsError`` when the file cannot be read or parsed; the store then keeps its state.
     func reload() throws(DefaultsError) {
         guard let file else { return }
-        let changed = try saveLock.withLock { () throws(DefaultsError) -> Set<String> in
+        let changed = try saveLock.withLock { () throws(DefaultsError) -> Set<MemberName> in
             let result = try readFile(file)
             return lock.withLock {
                 diskIdentity = result?.1
@@ -763,7 +764,7 @@ final class Store: @unchecked Sendable {
     /// - Throws: ``DefaultsError``; on any other failure every unsaved change stays pending.
     func save() throws(DefaultsError) {
         guard let file else { return }
-        var reverted = Set<String>()
+        var reverted = Set<MemberName>()
         var unthrown: DefaultsError?
         // Observers saw the values that failed to encode; tell them (outside the save lock) they are gone.
         defer {
@@ -776,7 +777,7 @@ final class Store: @unchecked Sendable {
     /// The body of ``save()``, under the save lock. Adds the names of values reverted because they failed to
     /// encode to `reverted`; sets `unthrown` to an error to report because another one is thrown.
     private func save(
-        _ file: DurableFile, reverted: inout Set<String>, unthrown: inout DefaultsError?
+        _ file: DurableFile, reverted: inout Set<MemberName>, unthrown: inout DefaultsError?
     ) throws(DefaultsError) {
         saveLock.lock()
         defer { saveLock.unlock() }
@@ -822,7 +823,7 @@ final class Store: @unchecked Sendable {
                     // The image may hold a value of this cell from a save whose write failed.
                     imageIsValid = false
                     requeueIfNeeded(cell)
-                    reverted.insert(cell.name)
+                    reverted.insert(MemberName(cell.name))
                 }
             }
         }
@@ -1078,7 +1079,8 @@ final class Store: @unchecked Sendable {
     /// Unregisters an observer of one name.
     func removeObserver(_ observer: Observer, name: String) {
         lock.withLock {
-            guard let cell = cells[name], let index = cell.observers.firstIndex(where: { $0 === observer }) else {
+            guard let cell = cells[MemberName(name)], let index = cell.observers.firstIndex(where: { $0 === observer })
+            else {
                 return
             }
             cell.observers.remove(at: index)
@@ -1106,7 +1108,7 @@ final class Store: @unchecked Sendable {
 
     /// Tells the observers of `names`, and the observers of every change, that those names changed. Runs
     /// the handlers on the calling thread; call without holding the lock.
-    func notify(_ names: Set<String>) {
+    func notify(_ names: Set<MemberName>) {
         guard !names.isEmpty else { return }
         let observers: [Observer] = lock.withLock {
             var observers: [Observer] = []
@@ -1147,7 +1149,7 @@ final class Store: @unchecked Sendable {
     func checkFile() {
         guard let file else { return }
         do throws(DefaultsError) {
-            let changed = try saveLock.withLock { () throws(DefaultsError) -> Set<String> in
+            let changed = try saveLock.withLock { () throws(DefaultsError) -> Set<MemberName> in
                 let identity = try file.currentIdentity()
                 let known = lock.withLock {
                     identity == diskIdentity || (identity != nil && identity == reportedBadIdentity)
