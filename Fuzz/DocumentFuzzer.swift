@@ -1,15 +1,17 @@
 // libFuzzer entry point for the store file's parser (`Document.parse`) and the value validator
 // (`Document.compactValue`).
 //
-// This file is compiled together with Sources/CodableDefaults/Internal/Document.swift into one module by
-// Scripts/fuzz.sh (Document.swift uses only the standard library), so it needs no package target:
+// This file is compiled together with Sources/CodableDefaults/Internal/Document.swift and MemberName.swift into
+// one module by Scripts/fuzz.sh (they use only the standard library and the C library), so it needs no package
+// target:
 //
-//     swiftc -parse-as-library -sanitize=fuzzer,address -O -g \
-//         Sources/CodableDefaults/Internal/Document.swift Fuzz/DocumentFuzzer.swift -o document-fuzzer
+//     swiftc -parse-as-library -sanitize=fuzzer,address -O -g Sources/CodableDefaults/Internal/Document.swift \
+//         Sources/CodableDefaults/Internal/MemberName.swift Fuzz/DocumentFuzzer.swift -o document-fuzzer
 //
 // Beyond "does not crash, does not hang, no memory error", it checks properties every accepted input must
 // have, and traps (so libFuzzer records the input) when one does not hold:
-// - a parsed document serializes to a file that parses back to the same members;
+// - a parsed document serializes to a file that parses back to the same members, names byte for byte (two
+//   canonically equivalent names, such as "\u00E9" and "e\u0301", stay two members with their own bytes);
 // - every member value is compact: `compactValue` accepts it and returns it unchanged;
 // - `compactValue` of any input is idempotent;
 // - errors point inside the input: 0 <= offset <= count, line >= 1, column >= 1.

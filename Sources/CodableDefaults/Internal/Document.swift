@@ -54,7 +54,7 @@ struct DocumentError: Error, Sendable, Equatable {
 
 /// One top-level member of a store file: its decoded key and its value as compact JSON bytes.
 struct DocumentMember: Sendable, Equatable {
-    /// The member name with all escapes resolved.
+    /// The member name with all escapes resolved, as the bytes the file spells it with (never normalized).
     var key: String
     /// The member value as compact JSON text in UTF-8 (no whitespace outside strings).
     var value: [UInt8]
@@ -63,6 +63,11 @@ struct DocumentMember: Sendable, Equatable {
     init(key: String, value: [UInt8]) {
         self.key = key
         self.value = value
+    }
+
+    /// Whether two members have the same name, byte for byte, and the same value bytes.
+    static func == (lhs: DocumentMember, rhs: DocumentMember) -> Bool {
+        sameBytes(lhs.key, rhs.key) && lhs.value == rhs.value
     }
 }
 
@@ -78,8 +83,9 @@ enum Document {
     /// Returns the top-level members in file order with decoded keys. Each value is returned compact: whitespace
     /// outside strings is removed and everything else (escapes, number spelling, member order inside nested objects)
     /// is kept byte for byte as in the file. `maxDepth` bounds the nesting of objects and arrays; the top-level object
-    /// is depth 1. Duplicate keys are detected by comparing decoded keys as Swift strings, which compare by canonical
-    /// equivalence, so `"\u00E9"` and `"e\u0301"` also count as duplicates.
+    /// is depth 1. Duplicate keys are detected by comparing decoded keys code point by code point (their UTF-8 bytes),
+    /// as RFC 8259 does: `"\u00E9"` and `"\u00e9"` are the same name, but `"\u00E9"` and `"e\u0301"` (canonically
+    /// equivalent, and equal as Swift strings) are two names.
     static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512) throws(DocumentError) -> [DocumentMember] {
         var parser = DocumentParser(bytes: bytes, maxDepth: maxDepth, inputName: "the file")
         return try parser.parseDocument()
@@ -284,15 +290,16 @@ private enum Byte {
 
 /// The member names seen so far in one object, for finding duplicates.
 ///
-/// Names compare as Swift strings, that is by canonical equivalence. Most objects have a few members, for which a
-/// linear search is much cheaper than hashing; past `linearLimit` names the table switches to a hash set.
+/// Names compare by their UTF-8 bytes (see ``MemberName``), not by canonical equivalence. Most objects have a few
+/// members, for which a linear search is much cheaper than hashing; past `linearLimit` names the table switches to a
+/// hash set.
 private struct KeyTable {
     /// How many names are searched linearly before switching to `set`.
     static let linearLimit = 12
     /// The names, while there are at most `linearLimit` of them.
-    var list: [String] = []
+    var list: [MemberName] = []
     /// All names, once there are more than `linearLimit`.
-    var set: Set<String> = []
+    var set: Set<MemberName> = []
     /// Whether `set` is in use.
     var usesSet = false
 
@@ -313,8 +320,9 @@ private struct KeyTable {
         usesSet = true
     }
 
-    /// Adds `key`; returns false if an equal name was already present.
-    mutating func insert(_ key: String) -> Bool {
+    /// Adds `name`; returns false if a name with the same bytes was already present.
+    mutating func insert(_ name: String) -> Bool {
+        let key = MemberName(name)
         if usesSet {
             return set.insert(key).inserted
         }
