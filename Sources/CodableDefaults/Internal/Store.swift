@@ -168,6 +168,7 @@ final class Store: @unchecked Sendable {
                 path: file.path)
         }
         guard version < target else { return (members, identity) }
+        try Self.refuseCanonicalCollisions(members, path: file.path)
 
         let decoder = Codec.makeDecoder()
         var values: [String: JSONValue] = [:]
