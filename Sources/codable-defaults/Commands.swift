@@ -77,7 +77,7 @@ final class Tool {
     private func read(_ location: StoreLocation, key: String?) throws(ToolError) {
         let defaults = try open(location)
         guard let key else {
-            try Output.print(JSONText.pretty(.object(try storedMembers(defaults))) + "\n")
+            try Output.print(JSONText.pretty(members: try storedMembers(defaults)) + "\n")
             return
         }
         guard defaults.hasStoredValue(forKey: key) else {
@@ -164,14 +164,13 @@ final class Tool {
             throw ToolError(error)
         }
         keep(sourceStore)
-        let members = try storedMembers(sourceStore)
-        for key in JSONText.sortedKeys(members) {
+        for (key, value) in try storedMembers(sourceStore) {
             if key == Defaults.schemaVersionKey {
                 // The store's own schema version stays; the source's is not a setting to copy.
                 Output.printError("codable-defaults: \(source): skipped \(key), the source's schema version\n")
                 continue
             }
-            defaults.set(members[key]!, forKey: key)
+            defaults.set(value, forKey: key)
         }
         try save(defaults)
     }
@@ -263,14 +262,18 @@ final class Tool {
     }
 
     /// Every stored key and value of the store, with the reserved schema-version member when the file has
-    /// one (so an export keeps the file's schema version).
+    /// one (so an export keeps the file's schema version), sorted as in the file (by UTF-8 bytes).
+    ///
+    /// A list, not a `[String: JSONValue]`: `String` keys compare by canonical equivalence, so a dictionary
+    /// would merge two members whose names differ only in Unicode normalization.
     private func storedMembers(_ defaults: Defaults, includingReserved: Bool = true) throws(ToolError)
-        -> [String: JSONValue]
+        -> [(key: String, value: JSONValue)]
     {
-        var members: [String: JSONValue] = [:]
-        for key in defaults.keys { members[key] = try storedValue(defaults, key: key) }
+        var members: [(key: String, value: JSONValue)] = []
+        for key in defaults.keys { members.append((key, try storedValue(defaults, key: key))) }
         if includingReserved, let version = defaults.object(forKey: Defaults.schemaVersionKey) {
-            members[Defaults.schemaVersionKey] = version
+            members.append((Defaults.schemaVersionKey, version))
+            members.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
         }
         return members
     }

@@ -152,10 +152,24 @@ enum JSONText {
         return text
     }
 
-    /// The store file's format: one member per line, sorted by key, each value compact, a final newline.
-    static func storeFile(_ members: [String: JSONValue]) -> String {
+    /// A store's top-level members pretty-printed like ``pretty(_:)``, in the order given. A list rather
+    /// than a `JSONValue.object`: the dictionary's `String` keys would merge two names that differ only in
+    /// Unicode normalization, which the store keeps apart.
+    static func pretty(members: [(key: String, value: JSONValue)]) -> String {
+        guard !members.isEmpty else { return "{}" }
+        var text = "{\n"
+        for (index, member) in members.enumerated() {
+            text += (index == 0 ? "" : ",\n") + "  " + compact(.string(member.key)) + ": "
+            appendPretty(member.value, indent: "  ", to: &text)
+        }
+        return text + "\n}"
+    }
+
+    /// The store file's format: one member per line, in the order given (the caller sorts them by key), each
+    /// value compact, a final newline.
+    static func storeFile(_ members: [(key: String, value: JSONValue)]) -> String {
         guard !members.isEmpty else { return "{}\n" }
-        let lines = sortedKeys(members).map { key in "  \(compact(.string(key))): \(compact(members[key]!))" }
+        let lines = members.map { member in "  \(compact(.string(member.key))): \(compact(member.value))" }
         return "{\n" + lines.joined(separator: ",\n") + "\n}\n"
     }
 
