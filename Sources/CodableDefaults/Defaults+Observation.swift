@@ -88,6 +88,10 @@ extension Defaults {
     /// `Equatable` value equal to the value cached for its key object is not a change; any other set, removal
     /// or reset of a stored value counts, even if the value ends up equal.
     ///
+    /// Key names are bytes, but a `Set<String>` compares by Unicode canonical equivalence: if two keys
+    /// whose names differ only in normalization (`"\u{E9}"` and `"e\u{301}"`) change together, the set
+    /// holds one of the two names.
+    ///
     /// - Parameter handler: Called with the names of the keys that changed.
     /// - Returns: A token that ends the observation on ``ObservationToken/cancel()`` or when released.
     public func observeAll(_ handler: @escaping @Sendable (Set<String>) -> Void) -> ObservationToken {

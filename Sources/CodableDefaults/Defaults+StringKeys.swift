@@ -91,6 +91,9 @@ extension Defaults {
 
     /// Every key's effective value: registered values overlaid with stored values overlaid with argument
     /// values.
+    ///
+    /// The dictionary's `String` keys compare by Unicode canonical equivalence, so of two keys whose names
+    /// differ only in normalization it holds one; ``keys`` lists both.
     public func dictionaryRepresentation() -> [String: JSONValue] {
         var result: [String: JSONValue] = [:]
         for name in store.effectiveNames {
