@@ -123,7 +123,7 @@ import Testing
             Array("{\n  \"".utf8) + [0x65, 0xCC, 0x81] + Array("\": 9,\n  \"".utf8) + [0xC3, 0xA9]
             + Array("\": 5\n}\n".utf8)
         try defaults.flush()
-        try Data(rewritten).write(to: url)
+        try Data(rewritten).write(to: url, options: .atomic)
         try defaults.reload()
         #expect(decomposedChanges.changes == [[0, 2], [2, 9]])
         #expect(composedChanges.changes == [[1, 5]])

@@ -56,8 +56,10 @@ func bytes(_ url: URL) throws -> [UInt8] { Array(try Data(contentsOf: url)) }
 /// The text of a file.
 func text(_ url: URL) throws -> String { String(decoding: try Data(contentsOf: url), as: UTF8.self) }
 
-/// Writes text to a file.
-func write(_ text: String, to url: URL) throws { try Data(text.utf8).write(to: url) }
+/// Writes text to a file the way a well-behaved other program does: to a temporary file, then renamed into
+/// place. A store watching the file never sees it half-written (a writer that truncates and rewrites in place
+/// can be seen empty or cut short, which a watching store reads as such).
+func write(_ text: String, to url: URL) throws { try Data(text.utf8).write(to: url, options: .atomic) }
 
 /// Waits until `condition` holds, up to `timeout` seconds. Returns whether it held.
 func eventually(timeout: Double = 10, _ condition: () -> Bool) async throws -> Bool {
