@@ -206,9 +206,7 @@ extension Defaults {
 enum Coercion {
     static func integer(_ value: JSONValue?) -> Int? {
         switch value {
-        case .int(let number): return Int(exactly: number)
-        case .uint(let number): return Int(exactly: number)
-        case .double(let number): return truncated(number)
+        case .number(let number): return number.intValue ?? truncated(number.doubleValue)
         case .bool(let flag): return flag ? 1 : 0
         case .string(let text):
             let trimmed = trim(text)
@@ -220,9 +218,7 @@ enum Coercion {
 
     static func double(_ value: JSONValue?) -> Double? {
         switch value {
-        case .int(let number): return Double(number)
-        case .uint(let number): return Double(number)
-        case .double(let number): return number
+        case .number(let number): return number.doubleValue
         case .bool(let flag): return flag ? 1 : 0
         case .string(let text):
             let trimmed = trim(text)
@@ -239,9 +235,7 @@ enum Coercion {
     static func bool(_ value: JSONValue?) -> Bool? {
         switch value {
         case .bool(let flag): return flag
-        case .int(let number): return number != 0
-        case .uint(let number): return number != 0
-        case .double(let number): return number != 0
+        case .number(let number): return number != 0
         case .string(let text):
             let lowered = trim(text).lowercased()
             if lowered == "true" || lowered == "yes" { return true }
@@ -254,7 +248,7 @@ enum Coercion {
     static func string(_ value: JSONValue?) -> String? {
         switch value {
         case .string(let text): return text
-        case .int, .uint, .double, .bool: return value?.description
+        case .number, .bool: return value?.description
         case .null, .array, .object, .none: return nil
         }
     }

@@ -6,22 +6,26 @@
 
 /// Any JSON value, for untyped access to a store: what ``Defaults/observe(forKey:options:_:)`` reports.
 ///
-/// Integers are kept exact: a whole number that fits `Int64` is ``int(_:)``, a larger positive one that fits
-/// `UInt64` is ``uint(_:)``, and only other numbers are ``double(_:)``. Encoding a `JSONValue` writes the
-/// same JSON it was decoded from, up to whitespace, number spelling and member order.
+/// Numbers are exact: a ``number(_:)`` holds a ``JSONNumber``, which keeps the number's literal as written
+/// (`123456789012345678901234567890`, `1e400` and `1.50` stay as they are) and converts on demand. Wherever
+/// the store turns JSON into a `JSONValue` and back (reads and writes of `JSONValue`, `JSONValue?`,
+/// `[JSONValue]` and `[String: JSONValue]` keys, ``init(parsing:)``, ``description``, migrations and the
+/// `codable-defaults` tool) it uses its own scanner and writer, so a value written back is the JSON it was
+/// read from, up to whitespace, member order and string escapes.
 ///
-/// `JSONValue` is `Sendable`, `Hashable` and `Codable`; it can itself be stored under a key.
+/// Equality is structural, with numbers compared by value (`1 == 1.0`, see ``JSONNumber``) and strings
+/// as Swift compares them.
+///
+/// `JSONValue` is `Sendable`, `Hashable` and `Codable`; it can itself be stored under a key. Nested inside
+/// another `Codable` type it goes through that type's encoder and decoder instead: see
+/// ``encode(to:)`` and ``init(from:)`` for what they keep.
 public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// `null`.
     case null
     /// `true` or `false`.
     case bool(Bool)
-    /// A whole number that fits `Int64`.
-    case int(Int64)
-    /// A whole number above `Int64.max` that fits `UInt64`.
-    case uint(UInt64)
-    /// Any other number.
-    case double(Double)
+    /// A number, kept as its literal.
+    case number(JSONNumber)
     /// A string.
     case string(String)
     /// An array.
@@ -32,28 +36,27 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Parses JSON text strictly (RFC 8259: valid UTF-8, no duplicate keys, no trailing text, nesting up to
     /// 512 levels).
     ///
+    /// Numbers of any size are kept exactly, as their literals (`1e400` too).
+    ///
     /// ```swift
     /// let value = try JSONValue(parsing: #"{"volume": 0.8}"#)
     /// ```
     ///
     /// - Parameter text: The JSON text: any value, with whitespace around it allowed.
-    /// - Throws: ``DefaultsError/Code-swift.struct/invalidJSON`` with the line and column of the problem, or
-    ///   when a number cannot be represented (beyond the range of `Double`).
+    /// - Throws: ``DefaultsError/Code-swift.struct/invalidJSON`` with the line and column of the problem.
     public init(parsing text: String) throws(DefaultsError) {
-        let fragment: [UInt8]
         do {
-            fragment = try Document.compactValue(Array(text.utf8))
+            self = try JSONValueBytes.parse(Array(text.utf8))
         } catch {
             throw DefaultsError(.invalidJSON, error.message, line: error.line, column: error.column)
         }
-        do {
-            self = try Codec.makeDecoder().decode(JSONValue.self, from: Data(fragment))
-        } catch {
-            throw DefaultsError(.invalidJSON, "the value cannot be represented: \(error)")
-        }
     }
 
-    /// Decodes any JSON value.
+    /// Decodes any JSON value from any decoder, trying each kind in turn; a number is tried as `Int64`,
+    /// `UInt64`, `Decimal`, then `Double` (see ``JSONNumber/init(from:)``).
+    ///
+    /// The store does not come here for a value it reads as a `JSONValue` itself (it keeps the literals); a
+    /// `JSONValue` nested in another type does, and keeps only what its decoder gives.
     ///
     /// - Throws: `DecodingError.dataCorrupted` if the decoder holds something JSON cannot.
     public init(from decoder: any Decoder) throws {
@@ -70,12 +73,8 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         } else if let value = probe(String.self) {
             // Strings first: with the store's configuration "NaN" would otherwise decode as a Double.
             self = .string(value)
-        } else if let value = probe(Int64.self) {
-            self = .int(value)
-        } else if let value = probe(UInt64.self) {
-            self = .uint(value)
-        } else if let value = probe(Double.self) {
-            self = .double(value)
+        } else if let value = probe(JSONNumber.self) {
+            self = .number(value)
         } else if let value = probe([JSONValue].self) {
             self = .array(value)
         } else if let value = probe([String: JSONValue].self) {
@@ -86,29 +85,29 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         }
     }
 
-    /// Encodes the value as the JSON it stands for.
+    /// Encodes the value as the JSON it stands for, through any encoder.
     ///
-    /// - Throws: What the encoder throws (for a non-finite ``double(_:)``, unless the encoder converts those).
+    /// The store does not come here for a value it stores as a `JSONValue` itself (it writes the literals). A
+    /// `JSONValue` nested in another type does, and there a number is encoded as `Int64` or `UInt64` when it
+    /// is such a whole number, else as `Decimal` when that is exact, else as the nearest `Double` (see
+    /// ``JSONNumber/encode(to:)``).
+    ///
+    /// - Throws: What the encoder throws.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
-        case .int(let value): try container.encode(value)
-        case .uint(let value): try container.encode(value)
-        case .double(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
         }
     }
 
-    /// The value as compact JSON text with sorted keys.
+    /// The value as compact JSON text: members sorted by the UTF-8 bytes of their names, numbers as their
+    /// literals. Never fails, for any depth.
     public var description: String {
-        do {
-            return String(decoding: try Codec.makeEncoder().encode(self), as: UTF8.self)
-        } catch {
-            return "\(error)"
-        }
+        String(decoding: JSONValueBytes.write(self).bytes, as: UTF8.self)
     }
 }

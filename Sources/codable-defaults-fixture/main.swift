@@ -102,7 +102,7 @@ func errorLine(_ error: DefaultsError) -> String {
         "code": .string(error.code.rawValue),
         "message": .string(error.message),
         "description": .string(error.description),
-        "errno": error.errno.map { .int(Int64($0)) } ?? .null,
+        "errno": error.errno.map { .number(JSONNumber(Int($0))) } ?? .null,
         "path": error.path.map { .string($0) } ?? .null,
     ]
     if let key = error.key { fields["key"] = .string(key) }
@@ -131,7 +131,7 @@ enum WriterState {
     /// The keys and values the store holds after generation `generation` was flushed.
     static func state(_ generation: Int) -> [String: JSONValue] {
         var values: [String: JSONValue] = [
-            "generation": .int(Int64(generation)),
+            "generation": .number(JSONNumber(generation)),
             "blob": .string("g\(generation)-" + String(repeating: "b", count: (generation &* 997) % 6000)),
         ]
         for index in 0..<12 where (generation / (index + 1) + index) % 3 != 0 {
@@ -186,7 +186,7 @@ func runWriter(path: String, seconds: Double, generations: Int) -> Never {
 /// Parses a JSON value given as text.
 func parseJSON(_ text: String) -> JSONValue? {
     do {
-        return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        return try JSONValue(parsing: text)
     } catch {
         return nil
     }

@@ -125,7 +125,7 @@ enum WriterState {
     /// The keys and values of generation `generation`.
     static func values(_ generation: Int) -> [String: JSONValue] {
         var values: [String: JSONValue] = [
-            "generation": .int(Int64(generation)),
+            "generation": .number(JSONNumber(generation)),
             "blob": .string("g\(generation)-" + String(repeating: "b", count: (generation &* 997) % 6000)),
         ]
         for index in 0..<12 where (generation / (index + 1) + index) % 3 != 0 {
@@ -142,7 +142,7 @@ enum WriterState {
         var fragments: [String: [UInt8]] = [:]
         for (name, value) in values(generation) {
             switch value {
-            case .int(let number): fragments[name] = Array(String(number).utf8)
+            case .number(let number): fragments[name] = Array(number.literal.utf8)
             case .string(let text): fragments[name] = Array("\"\(text)\"".utf8)
             default: Issue.record("unexpected value \(value)")
             }

@@ -637,7 +637,7 @@ struct FixtureError: CustomStringConvertible {
         }
         guard case .string(let code)? = object["code"] else { return nil }
         self.code = code
-        if case .int(let number)? = object["errno"] { errno = Int32(number) }
+        if case .number(let number)? = object["errno"], let value = number.intValue { errno = Int32(value) }
         if case .string(let path)? = object["path"] { self.path = path }
         if case .string(let text)? = object["description"] { description = text } else { description = answer }
     }

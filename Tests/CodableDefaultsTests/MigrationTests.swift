@@ -11,7 +11,11 @@ import Testing
         if let level = values.removeValue(forKey: "soundLevel") { values["volume"] = level }
     }
     static let percentToFraction = Defaults.Migration(to: 2) { values in
-        if case .int(let percent) = values["volume"] { values["volume"] = .double(Double(percent) / 100) }
+        if case .number(let percent) = values["volume"], let whole = percent.intValue,
+            let fraction = JSONNumber(Double(whole) / 100)
+        {
+            values["volume"] = .number(fraction)
+        }
     }
 
     @Test func stepsRunInOrderWithABackupOfTheOriginal() throws {

@@ -79,7 +79,8 @@ final class Recorder<Value: Sendable>: Sendable {
         defaults.reset(Defaults.Key<Int>("a.b/c", default: 0))
         #expect(
             seen.values == [
-                [nil, .int(7)], [.int(7), .array([.string("x")])], [.array([.string("x")]), .int(7)], [.int(7), nil],
+                [nil, .number(7)], [.number(7), .array([.string("x")])], [.array([.string("x")]), .number(7)],
+                [.number(7), nil],
             ])
         _ = token
     }

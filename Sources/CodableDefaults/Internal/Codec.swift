@@ -43,12 +43,19 @@ enum Codec {
 
     /// Encodes one value as a compact JSON fragment.
     ///
-    /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` naming the key.
+    /// A ``JSONValue`` (also `JSONValue?`, `[JSONValue]`, `[String: JSONValue]`) is written by the store's own
+    /// writer, so its numbers keep their literals; see `JSONValueBytes`.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` naming the key. Its message never embeds
+    ///   the value (which may be large, or nested too deep to print).
     static func encode(_ value: some Encodable, key: String, encoder: JSONEncoder) throws(DefaultsError) -> [UInt8] {
+        if let json = JSONValueBytes.jsonValue(of: value) {
+            return try JSONValueBytes.fragment(json, key: key)
+        }
         do {
             return Array(try encoder.encode(value))
         } catch {
-            throw DefaultsError(.encodingFailed, "the value cannot be encoded as JSON: \(error)", key: key)
+            throw DefaultsError(.encodingFailed, "the value cannot be encoded as JSON: \(describe(error))", key: key)
         }
     }
 
@@ -59,18 +66,46 @@ enum Codec {
     static func decode<Value: Decodable>(
         _ type: Value.Type, from fragment: [UInt8], key: String, path: String?
     ) throws(DefaultsError) -> Value {
+        if JSONValueBytes.isJSONValueType(type) {
+            // Read with the store's own scanner, so that numbers keep their literals. A value of another kind
+            // (an object read as `[JSONValue]`) falls through to the decoder for its error message.
+            do {
+                if let value = JSONValueBytes.typed(try JSONValueBytes.parse(fragment), as: type) { return value }
+            } catch {
+                throw DefaultsError(
+                    .decodingFailed,
+                    "the stored value does not decode as \(Value.self): \(error.message); it is kept unchanged",
+                    path: path, key: key)
+            }
+        }
         do {
             return try makeDecoder().decode(type, from: Data(fragment))
         } catch {
             throw DefaultsError(
                 .decodingFailed,
-                "the stored value does not decode as \(Value.self): \(describe(error)); it is kept unchanged",
+                "the stored value does not decode as \(Value.self): \(describe(decoding: error)); it is kept unchanged",
                 path: path, key: key)
         }
     }
 
-    /// A short description of a decoding error: what was wrong and at which coding path.
+    /// A short description of an encoding error: what was wrong and at which coding path, without the value
+    /// (`EncodingError`'s own description embeds it, which for a value that cannot be encoded may describe
+    /// itself by encoding again).
     private static func describe(_ error: any Error) -> String {
+        if let error = error as? EncodingError {
+            switch error {
+            case .invalidValue(let value, let context):
+                let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+                return (path.isEmpty ? "" : "at \(path): ") + context.debugDescription + " (a \(type(of: value)))"
+            @unknown default:
+                return "an encoding error"
+            }
+        }
+        return describe(decoding: error)
+    }
+
+    /// A short description of a decoding error: what was wrong and at which coding path.
+    private static func describe(decoding error: any Error) -> String {
         guard let error = error as? DecodingError else { return "\(error)" }
         func at(_ context: DecodingError.Context) -> String {
             let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()

@@ -205,6 +205,14 @@ enum Document {
     }
 }
 
+extension Document {
+    /// The string whose contents (between the quotes) are `source`, escapes resolved. The contents must be valid,
+    /// as in a value returned by `compactValue` or `parse`; `scratch` is working storage reused between calls.
+    static func decodeString(_ source: UnsafeRawBufferPointer, hasEscapes: Bool, scratch: inout [UInt8]) -> String {
+        DocumentParser.decodeString(source, hasEscapes: hasEscapes, scratch: &scratch)
+    }
+}
+
 /// ASCII byte values used by the scanner and writer.
 private enum Byte {
     /// `"`

@@ -170,16 +170,14 @@ final class Store: @unchecked Sendable {
         guard version < target else { return (members, identity) }
         try Self.refuseCanonicalCollisions(members, path: file.path)
 
-        let decoder = Codec.makeDecoder()
+        // Values are read and written by the store's own scanner and writer, so numbers keep their literals;
+        // a member whose value the steps leave as it was keeps its original bytes (`1.50`, escapes and all).
         var values: [String: JSONValue] = [:]
+        var originals: [String: (value: JSONValue, fragment: [UInt8])] = [:]
         for member in members where member.key != reserved {
-            do {
-                values[member.key] = try decoder.decode(JSONValue.self, from: Data(member.value))
-            } catch {
-                throw DefaultsError(
-                    .migrationFailed, "the value cannot be read for the migrations: \(error)", path: file.path,
-                    key: member.key)
-            }
+            let value = member.value.withUnsafeBytes { JSONValueBytes.value(fromCompact: $0) }
+            values[member.key] = value
+            originals[member.key] = (value, member.value)
         }
         for step in steps where step.version > version {
             do {
@@ -190,10 +188,19 @@ final class Store: @unchecked Sendable {
                     path: file.path)
             }
         }
-        let encoder = Codec.makeEncoder()
         var migrated: [DocumentMember] = [DocumentMember(key: reserved, value: Array(String(target).utf8))]
         for (name, value) in values where name != reserved {
-            migrated.append(DocumentMember(key: name, value: try Codec.encode(value, key: name, encoder: encoder)))
+            let written: [UInt8]
+            do {
+                written = try JSONValueBytes.fragment(value, key: name)
+            } catch {
+                throw DefaultsError(.migrationFailed, error.message, path: file.path, key: name)
+            }
+            if let original = originals[name], JSONValueBytes.write(original.value).bytes == written {
+                migrated.append(DocumentMember(key: name, value: original.fragment))
+            } else {
+                migrated.append(DocumentMember(key: name, value: written))
+            }
         }
         migrated.sort { precedesInFile($0.key, $1.key) }
         let serialized = Document.serialize(migrated)
