@@ -141,8 +141,8 @@ extension Defaults {
         Coercion.bool(object(forKey: name)) ?? false
     }
 
-    /// The value as a `String`: a string as is, a number or `true`/`false` spelled as JSON, `nil` for
-    /// anything else or when nothing is known.
+    /// The value as a `String`: a string as is, a number as its stored literal (`1e300` stays `1e300`),
+    /// `true`/`false` spelled as JSON, `nil` for anything else or when nothing is known.
     ///
     /// - Parameter name: The key's name.
     public func string(forKey name: String) -> String? {
