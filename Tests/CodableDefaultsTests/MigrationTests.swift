@@ -208,11 +208,11 @@ import Testing
         try write("{\"a\": 1}", to: dir.file())
         let before = try bytes(dir.file())
         let deep = Defaults.Migration(to: 1) { values in
-            var value = JSONValue.int(1)
+            var value = JSONValue.number(1)
             for _ in 0..<20 { value = .array([value]) }
             values["deep"] = value
         }
-        let long = Defaults.Migration(to: 1) { values in values[String(repeating: "k", count: 40)] = .int(1) }
+        let long = Defaults.Migration(to: 1) { values in values[String(repeating: "k", count: 40)] = .number(1) }
         for (migration, limits) in [
             (deep, Defaults.Options(maximumDepth: 16, migrations: [deep])),
             (long, Defaults.Options(maximumKeyLength: 32, migrations: [long])),

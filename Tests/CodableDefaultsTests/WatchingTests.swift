@@ -55,7 +55,10 @@ import Testing
         try handle.truncate(atOffset: 0)
         try handle.write(contentsOf: Data("{\"count\": 2}".utf8))
         try handle.close()
-        #expect(try await eventually { seen.values == [2] })
+        // A watcher that looks between the truncation and the write sees an empty file, which is an empty
+        // store: observers may hear of that state too, but the last thing they hear is the new value.
+        #expect(try await eventually { seen.values.last == 2 })
+        #expect(seen.values.allSatisfy { $0 == 0 || $0 == 2 }, "\(seen.values)")
         _ = token
     }
 
