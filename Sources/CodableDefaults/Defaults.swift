@@ -68,6 +68,9 @@ public final class Defaults: Sendable {
     ///
     /// - Parameters:
     ///   - url: A file URL. A symbolic link is followed: the store reads and writes the file it points to.
+    ///     The path is resolved as the kernel resolves it: `..` goes up from where a link led (with
+    ///     `link -> real/sub`, `link/../s.json` is `real/s.json`), it is not removed as text. A `..` after a
+    ///     directory that does not exist names no file: the store is empty and a save fails (`writeFailed`).
     ///   - saveMode: When changes made through this `Defaults` are written. The default writes 500 ms after
     ///     the last of a burst of changes.
     ///   - arguments: Command-line arguments to take an argument domain from (`-key value` pairs; see
@@ -120,17 +123,15 @@ public final class Defaults: Sendable {
         Defaults(store: Store(path: nil, options: .default), saveMode: .manual, url: nil)
     }
 
-    /// An absolute, symlink-free path for a file URL.
+    /// An absolute, symlink-free path for a file URL, resolved as the kernel resolves it (see ``KernelPath``).
     private static func resolve(_ url: URL) throws(DefaultsError) -> String {
         guard url.isFileURL else {
             throw DefaultsError(.invalidArgument, "the store's URL is not a file URL: \(url)")
         }
-        var path = url.standardizedFileURL.path
-        guard !path.isEmpty, !path.hasSuffix("/") else {
+        // Not `standardizedFileURL`: it removes `..` as text, which names another file after a symbolic link.
+        let path = KernelPath.of(url, currentDirectory: FileManager.default.currentDirectoryPath)
+        guard !(url.relativePath.isEmpty && url.baseURL == nil), !path.hasSuffix("/") else {
             throw DefaultsError(.invalidArgument, "the store's URL names a directory, not a file", path: path)
-        }
-        if !path.hasPrefix("/") {
-            path = FileManager.default.currentDirectoryPath + "/" + path
         }
         return DurableFile.canonicalPath(path)
     }

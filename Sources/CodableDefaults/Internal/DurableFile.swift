@@ -137,8 +137,25 @@ struct DurableFile: Sendable {
             }
             return
         }
-        var current = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
+        let start = directory.hasPrefix("/") ? "" : "."
+        let components = directory.split(separator: "/")
+        // A `.` or `..` after a directory that does not exist names nothing (the kernel says ENOENT, and the
+        // store was read as missing): creating that directory would make `..` go up through it, to a file
+        // that may exist and was not read. Refused before anything is created.
+        var prefix = start
+        var missing = false
+        for component in components {
+            if missing && (component == "." || component == "..") {
+                throw failure(
+                    .writeFailed,
+                    "cannot create the store's directory: '\(component)' follows a directory that does not exist",
+                    errno: ENOENT, path: directory)
+            }
+            prefix += "/" + component
+            if !missing && stat(prefix, &info) != 0 { missing = true }
+        }
+        var current = start
+        for component in components {
             current += "/" + component
             if mkdir(current, 0o700) != 0 {
                 let code = Sys.errno
