@@ -128,7 +128,8 @@ final class Tool {
         } else {
             if !force, let missing = keys.first(where: { !defaults.hasStoredValue(forKey: $0) }) {
                 throw ToolError(
-                    .keyNotFound, "\(path(of: defaults)): key \"\(missing)\": no value stored; nothing was deleted")
+                    .keyNotFound,
+                    "\(path(of: defaults)): key \"\(missing)\": no value stored; nothing was deleted")
             }
             for key in keys { defaults.removeValue(forKey: key) }
         }
@@ -157,9 +158,14 @@ final class Tool {
         guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
             throw ToolError(.badFile, "\(source): no such file")
         }
+        if PathIdentity(path: KernelPath.absolute(source)) == PathIdentity(path: path(of: defaults)) {
+            throw .usage(
+                "SOURCE \(source) is the store file \(path(of: defaults)) itself: there is nothing to import",
+                command: .import)
+        }
         let sourceStore: Defaults
         do {
-            sourceStore = try Defaults(url: URL(fileURLWithPath: source), saveMode: .manual)
+            sourceStore = try Defaults(url: URL(fileURLWithPath: KernelPath.absolute(source)), saveMode: .manual)
         } catch {
             throw ToolError(error)
         }
@@ -185,9 +191,13 @@ final class Tool {
         }
         // A symbolic link is written through (the link stays a link); anything but a regular file is
         // refused rather than replaced (`export FILE /dev/stdout` would otherwise replace the device link).
-        let resolved = FileWriter.followingLinks(URL(fileURLWithPath: destination).standardizedFileURL.path)
-        if resolved == path(of: defaults) {
-            throw .usage("DEST is the store file itself: export to another file", command: .export)
+        // The same file is told by its device and inode (or, for a file not yet made, its directory's and its
+        // name), not by the path's text: `here/s.json` with `here -> .` is the store file too.
+        let resolved = FileWriter.followingLinks(KernelPath.absolute(destination))
+        if PathIdentity(path: resolved) == PathIdentity(path: path(of: defaults)) {
+            throw .usage(
+                "DEST \(destination) is the store file \(path(of: defaults)) itself: export to another file",
+                command: .export)
         }
         var info = stat()
         if stat(resolved, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
@@ -206,7 +216,7 @@ final class Tool {
         do {
             switch location {
             case .path(let path):
-                defaults = try Defaults(url: URL(fileURLWithPath: path), saveMode: .manual)
+                defaults = try Defaults(url: URL(fileURLWithPath: KernelPath.absolute(path)), saveMode: .manual)
             case .suite(let name, application: nil):
                 defaults = try Defaults(suiteName: name, saveMode: .manual)
             case .suite(let name, let application?):
@@ -289,8 +299,9 @@ final class Tool {
 
 /// Writes export files: atomically, so a failed export leaves the destination as it was.
 enum FileWriter {
-    /// `path` with symbolic links followed, also a link whose target does not exist yet (up to 40 hops),
-    /// so that writing the result replaces the link's target and the link stays a link.
+    /// The absolute `path` with symbolic links followed, also a link whose target does not exist yet (up to 40
+    /// hops), so that writing the result replaces the link's target and the link stays a link. `..` is kept
+    /// for the kernel to resolve: as text, it would name another file after a link to a directory.
     static func followingLinks(_ path: String) -> String {
         var current = path
         for _ in 0..<40 {
@@ -298,11 +309,9 @@ enum FileWriter {
             let count = readlink(current, &buffer, buffer.count - 1)
             guard count > 0 else { break }
             let target = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            current =
-                target.hasPrefix("/")
-                ? target : URL(fileURLWithPath: current).deletingLastPathComponent().appendingPathComponent(target).path
+            current = target.hasPrefix("/") ? target : KernelPath.directory(of: current) + "/" + target
         }
-        return URL(fileURLWithPath: current).standardizedFileURL.path
+        return current
     }
 
     /// Replaces the file at `path` with `text`: a temporary file beside it, flushed, then renamed over it.
@@ -312,9 +321,9 @@ enum FileWriter {
         func failure(_ what: String, _ code: Int32) -> ToolError {
             ToolError(.failure, "\(path): \(what): \(String(cString: strerror(code))) (errno \(code))")
         }
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        let temporary = directory + "/." + url.lastPathComponent + ".\(getpid()).export.tmp"
+        let directory = KernelPath.directory(of: path)
+        let name = path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...]
+        let temporary = directory + "/." + name + ".\(getpid()).export.tmp"
         var mode: mode_t = 0o600
         var info = stat()
         if stat(path, &info) == 0 { mode = info.st_mode & 0o7777 }

@@ -276,7 +276,7 @@ import Testing
 
         let itself = try await sandbox.run(["export", "s.json", "./s.json"])
         #expect(itself.status == 2)
-        #expect(itself.stderr.contains("DEST is the store file itself"))
+        #expect(itself.stderr.contains("DEST ./s.json is the store file "))
 
         let empty = try await sandbox.run(["export", "none.json"])
         #expect(empty.stdout == "{}\n")
@@ -457,7 +457,7 @@ import Testing
 // MARK: - Support
 
 /// The result of one finished run of the tool.
-private struct ToolResult {
+struct ToolResult {
     var status: Int32
     var stdout: String
     var stderr: String
@@ -471,7 +471,7 @@ private struct ToolTimeout: Error, CustomStringConvertible {
 
 /// A directory for one test: `work/` is the tool's working directory (store files go there), `config/` is
 /// its `CODABLE_DEFAULTS_DIRECTORY`, and `io/` holds the captured output. Removed when released.
-private final class ToolSandbox: @unchecked Sendable {
+final class ToolSandbox: @unchecked Sendable {
     let root: URL
     let work: URL
     let io: URL
@@ -602,7 +602,7 @@ private func sendSignal(_ number: Int32, to process: Int32) {
 }
 
 /// A started run of the tool.
-private final class RunningTool: @unchecked Sendable {
+final class RunningTool: @unchecked Sendable {
     let process: Process
     let arguments: [String]
     let stdout: URL
