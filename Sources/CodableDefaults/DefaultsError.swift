@@ -108,6 +108,10 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     /// The error as one line: `path:line:column: key "k": message (errno N)`, leaving out what does not apply.
+    ///
+    /// The key is written as a JSON string (a quote, backslash or control character in it is escaped); a key
+    /// of more than 64 characters is shortened to its first 40, `…` and its length in bytes. ``key`` itself
+    /// always holds the whole key.
     public var description: String {
         var text = ""
         if let path {
@@ -118,7 +122,7 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
             }
             text += ": "
         }
-        if let key { text += "key \"\(key)\": " }
+        if let key { text += "key \(KeyDescription.quoted(key)): " }
         text += message
         if let errno { text += " (errno \(errno))" }
         return text

@@ -675,12 +675,10 @@ final class Store: @unchecked Sendable {
         return members
     }
 
-    /// The error for a key over the length limit (the key itself is shortened in the message).
+    /// The error for a key over the length limit. The message does not repeat the key: the error's
+    /// description shows it shortened, with its length.
     static func keyTooLong(_ name: String, limit: Int, path: String?) -> DefaultsError {
-        DefaultsError(
-            .keyTooLong,
-            "a key of \(name.utf8.count) bytes is over the limit of \(limit) bytes (it starts \"\(name.prefix(40))\")",
-            path: path, key: name)
+        DefaultsError(.keyTooLong, "the key is over the limit of \(limit) bytes", path: path, key: name)
     }
 
     /// Makes the file's members the stored values of every cell without unsaved changes, and rebuilds the
