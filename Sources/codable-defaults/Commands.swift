@@ -81,7 +81,7 @@ final class Tool {
             return
         }
         guard defaults.hasStoredValue(forKey: key) else {
-            throw ToolError(.keyNotFound, "\(path(of: defaults)): key \"\(key)\": no value stored")
+            throw ToolError(.keyNotFound, "\(path(of: defaults)): key \(KeyText.message(key)): no value stored")
         }
         try Output.print(JSONText.compact(try storedValue(defaults, key: key)) + "\n")
     }
@@ -89,6 +89,7 @@ final class Tool {
     /// `write FILE KEY VALUE`.
     private func write(_ location: StoreLocation, key: String, text: String, asString: Bool) throws(ToolError) {
         try refuseReserved(key, command: .write)
+        try KeyText.checkLength(key, command: .write)
         let value: JSONValue
         if asString {
             value = .string(text)
@@ -121,7 +122,10 @@ final class Tool {
 
     /// `delete FILE KEY...` and `delete FILE --all`.
     private func delete(_ location: StoreLocation, keys: [String], all: Bool, force: Bool) throws(ToolError) {
-        for key in keys { try refuseReserved(key, command: .delete) }
+        for key in keys {
+            try refuseReserved(key, command: .delete)
+            try KeyText.checkLength(key, command: .delete)
+        }
         let defaults = try open(location)
         if all {
             defaults.removeAll()
@@ -129,7 +133,7 @@ final class Tool {
             if !force, let missing = keys.first(where: { !defaults.hasStoredValue(forKey: $0) }) {
                 throw ToolError(
                     .keyNotFound,
-                    "\(path(of: defaults)): key \"\(missing)\": no value stored; nothing was deleted")
+                    "\(path(of: defaults)): key \(KeyText.message(missing)): no value stored; nothing was deleted")
             }
             for key in keys { defaults.removeValue(forKey: key) }
         }
@@ -167,7 +171,7 @@ final class Tool {
         do {
             sourceStore = try Defaults(url: URL(fileURLWithPath: KernelPath.absolute(source)), saveMode: .manual)
         } catch {
-            throw ToolError(error)
+            throw ToolError(opening: error)
         }
         keep(sourceStore)
         for (key, value) in try storedMembers(sourceStore) {
@@ -228,7 +232,7 @@ final class Tool {
                     url: Defaults.suiteURL(named: "defaults", application: application), saveMode: .manual)
             }
         } catch {
-            throw ToolError(error)
+            throw ToolError(opening: error)
         }
         keep(defaults)
         return defaults
@@ -265,7 +269,7 @@ final class Tool {
         let reported = reporter.count
         guard let value = defaults.value(JSONValue.self, forKey: key) else {
             // The store reported why (and the reporter printed it), unless the value vanished meanwhile.
-            let message = "\(path(of: defaults)): key \"\(key)\": the stored value cannot be read"
+            let message = "\(path(of: defaults)): key \(KeyText.message(key)): the stored value cannot be read"
             throw ToolError(.badFile, reporter.count > reported ? nil : message)
         }
         return value
