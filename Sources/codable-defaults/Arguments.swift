@@ -71,6 +71,10 @@ private struct RawArguments {
     var flags: Set<String> = []
     var values: [String: String] = [:]
     var positionals: [String] = []
+    /// The positionals (by index in ``positionals``) that are not valid UTF-8, shown with `\xNN` escapes.
+    var notUTF8Positionals: [Int: String] = [:]
+    /// The options whose value is not valid UTF-8, with the value shown with `\xNN` escapes.
+    var notUTF8Values: [String: String] = [:]
 }
 
 /// The command-line parser: written by hand, with the behaviour of the usual parsers.
@@ -84,10 +88,13 @@ private struct RawArguments {
 enum ArgumentParser {
     /// Parses the arguments that follow the program's name.
     ///
-    /// - Parameter arguments: The command-line arguments without the program's name.
+    /// - Parameters:
+    ///   - arguments: The command-line arguments without the program's name.
+    ///   - notUTF8: The arguments (by index) that are not valid UTF-8, shown with `\xNN` escapes: as FILE,
+    ///     KEY, VALUE, SOURCE, DEST or an option's value, each is a usage error.
     /// - Returns: The request they make.
     /// - Throws: A usage error naming what is wrong.
-    static func parse(_ arguments: [String]) throws(ToolError) -> Request {
+    static func parse(_ arguments: [String], notUTF8: [Int: String] = [:]) throws(ToolError) -> Request {
         guard let first = arguments.first else {
             throw .usage("missing command", command: nil)
         }
@@ -108,13 +115,19 @@ enum ArgumentParser {
             throw .usage("unknown command '\(first)'\(hint)", command: nil)
         }
         let spec = CommandSpec.spec(for: command)
-        guard let raw = try scan(Array(arguments.dropFirst()), spec: spec) else { return .help(command) }
+        let shifted = Dictionary(uniqueKeysWithValues: notUTF8.compactMap { $0.key > 0 ? ($0.key - 1, $0.value) : nil })
+        guard let raw = try scan(Array(arguments.dropFirst()), notUTF8: shifted, spec: spec) else {
+            return .help(command)
+        }
         if command == .help { return try parseHelpTopic(raw.positionals) }
+        try refuseNotUTF8(command, raw)
         return try request(command, raw)
     }
 
     /// Reads options and positionals; returns `nil` when `-h` or `--help` asks for help.
-    private static func scan(_ arguments: [String], spec: CommandSpec) throws(ToolError) -> RawArguments? {
+    private static func scan(
+        _ arguments: [String], notUTF8: [Int: String], spec: CommandSpec
+    ) throws(ToolError) -> RawArguments? {
         var raw = RawArguments()
         var index = 0
         var optionsEnded = false
@@ -122,6 +135,7 @@ enum ArgumentParser {
             let argument = arguments[index]
             index += 1
             if optionsEnded || !looksLikeOption(argument) {
+                if let shown = notUTF8[index - 1] { raw.notUTF8Positionals[raw.positionals.count] = shown }
                 raw.positionals.append(argument)
                 continue
             }
@@ -147,8 +161,10 @@ enum ArgumentParser {
                 let value: String
                 if let inlineValue {
                     value = inlineValue
+                    if let shown = notUTF8[index - 1] { raw.notUTF8Values[name] = shown }
                 } else if index < arguments.count {
                     value = arguments[index]
+                    if let shown = notUTF8[index] { raw.notUTF8Values[name] = shown }
                     index += 1
                 } else {
                     throw .usage("option --\(name) needs a value: --\(name) \(valueName)", command: spec.command)
@@ -221,6 +237,31 @@ enum ArgumentParser {
             throw .usage("unexpected argument '\(extra)'", command: command)
         }
         return request
+    }
+
+    /// Refuses an argument that is not valid UTF-8, naming its role: used repaired, it would name another
+    /// file or store another key or value.
+    private static func refuseNotUTF8(_ command: Command, _ raw: RawArguments) throws(ToolError) {
+        if let name = raw.notUTF8Values.keys.sorted().first {
+            let value = CommandSpec.spec(for: command).options.first { $0.name == name }?.valueName ?? "value"
+            throw .usage(
+                "--\(name) \(value) is not valid UTF-8: \(shellQuoted(raw.notUTF8Values[name]!))", command: command)
+        }
+        guard let index = raw.notUTF8Positionals.keys.min() else { return }
+        let hasFile = raw.values["suite"] == nil && raw.values["standard"] == nil
+        var roles: [String] = hasFile ? ["FILE"] : []
+        switch command {
+        case .read: roles += ["KEY"]
+        case .write: roles += ["KEY", "VALUE"]
+        case .delete, .watch: roles += Array(repeating: "KEY", count: max(0, raw.positionals.count - roles.count))
+        case .import: roles += ["SOURCE"]
+        case .export: roles += ["DEST"]
+        case .keys, .check, .help: break
+        }
+        let role = index < roles.count ? roles[index] : "an extra argument"
+        throw .usage(
+            "\(role) is not valid UTF-8: \(shellQuoted(raw.notUTF8Positionals[index]!)); "
+                + "the tool takes file names, keys and values in UTF-8 only", command: command)
     }
 
     /// The store a command works on: `--suite`, `--standard`, or the first positional argument.

@@ -21,11 +21,14 @@ final class Tool {
 
     /// Runs the command given by `arguments` (without the program's name).
     ///
+    /// - Parameters:
+    ///   - arguments: The arguments.
+    ///   - notUTF8: The arguments (by index) whose bytes are not valid UTF-8, shown with `\xNN` escapes.
     /// - Returns: The exit status.
-    func run(_ arguments: [String]) -> ExitStatus {
+    func run(_ arguments: [String], notUTF8: [Int: String] = [:]) -> ExitStatus {
         var request: Request?
         do throws(ToolError) {
-            request = try ArgumentParser.parse(arguments)
+            request = try ArgumentParser.parse(arguments, notUTF8: notUTF8)
             try perform(request!)
         } catch {
             var error = error
@@ -58,7 +61,7 @@ final class Tool {
             try delete(location, keys: keys, all: all, force: force)
         case .keys(let location):
             let defaults = try open(location)
-            try Output.print(defaults.keys.map { $0 + "\n" }.joined())
+            try Output.print(defaults.keys.map { KeyText.line($0) + "\n" }.joined())
         case .check(let location):
             try check(location)
         case .watch(let location, let keys, let initial):

@@ -17,7 +17,8 @@ enum Watch {
     ///
     /// Every change reaches the store's `observeAll` observer: those made by other processes too, which the
     /// library notices by watching the file. Each changed key (of `keys`, when given) is printed as
-    /// `key<TAB>value` with the new value as compact JSON, or `(deleted)` when it has no stored value.
+    /// `key<TAB>value` with the new value as compact JSON, or `(deleted)` when it has no stored value; a key
+    /// that would be ambiguous in a line is printed as a JSON string (see ``KeyText/line(_:)``).
     ///
     /// - Parameters:
     ///   - defaults: The store to watch.
@@ -51,9 +52,9 @@ enum Watch {
     /// The line for `key`: the key, a tab, and its stored value as compact JSON or `(deleted)`; `nil` when
     /// the stored value cannot be read (the store reported why on standard error).
     private static func line(for key: String, in defaults: Defaults) -> String? {
-        guard defaults.hasStoredValue(forKey: key) else { return "\(key)\t(deleted)" }
+        guard defaults.hasStoredValue(forKey: key) else { return "\(KeyText.line(key))\t(deleted)" }
         guard let value = defaults.value(JSONValue.self, forKey: key) else { return nil }
-        return "\(key)\t\(JSONText.compact(value))"
+        return "\(KeyText.line(key))\t\(JSONText.compact(value))"
     }
 
     /// Names in the store file's order (by UTF-8 bytes).
