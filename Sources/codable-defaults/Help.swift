@@ -78,7 +78,13 @@ struct CommandSpec: Sendable {
         ),
         CommandSpec(
             command: .keys, synopsis: "FILE", abstract: "Print the stored keys, one per line, in the file's order.",
-            options: storeOptions, discussion: [], examples: ["codable-defaults keys settings.json"]),
+            options: storeOptions,
+            discussion: [
+                "A key is printed as it is, unless it is empty, starts with a double quote, or holds a control "
+                    + "character (a line break, a tab...) or U+2028/U+2029: such a key is printed as a JSON string, "
+                    + "in double quotes with JSON escapes (\"a\\nb\"), so each line is one key. A line that starts "
+                    + "with a double quote is always a JSON string."
+            ], examples: ["codable-defaults keys settings.json"]),
         CommandSpec(
             command: .check, synopsis: "FILE", abstract: "Check that FILE is a valid store file.",
             options: storeOptions,
@@ -97,7 +103,10 @@ struct CommandSpec: Sendable {
             discussion: [
                 "Each line is the key, a tab, and the new value as compact JSON, or (deleted) when the key has no "
                     + "stored value. With KEYs, only those keys are shown. Lines are written as they happen "
-                    + "(usable in pipes). Stops and exits with 0 on SIGINT (Ctrl-C) or SIGTERM."
+                    + "(usable in pipes). Stops and exits with 0 on SIGINT (Ctrl-C) or SIGTERM.",
+                "A key that is empty, starts with a double quote, or holds a control character (a tab, a line "
+                    + "break...) or U+2028/U+2029 is printed as a JSON string, as 'keys' prints it, so each line "
+                    + "is one key, one tab and one value.",
             ],
             examples: ["codable-defaults watch settings.json", "codable-defaults watch settings.json volume --initial"]),
         CommandSpec(
@@ -106,7 +115,9 @@ struct CommandSpec: Sendable {
             options: storeOptions,
             discussion: [
                 "SOURCE must hold a JSON object (strict JSON, like a store file). Each member is stored under its "
-                    + "key, replacing the key's value; other keys are kept. One write for the whole import."
+                    + "key, replacing the key's value; other keys are kept. One write for the whole import. A SOURCE "
+                    + "that is the store file itself (by any path: a link, a hard link, a linked directory) is a "
+                    + "usage error."
             ],
             examples: ["codable-defaults import settings.json backup.json"]),
         CommandSpec(
@@ -115,7 +126,9 @@ struct CommandSpec: Sendable {
             options: storeOptions,
             discussion: [
                 "Writes the store file's format: one member per line, sorted by key, each value compact. DEST is "
-                    + "replaced atomically (created with mode 0600); it cannot be the store file itself."
+                    + "replaced atomically (created with mode 0600). DEST cannot be the store file itself, however "
+                    + "it is spelled (a link, a hard link, a linked directory such as here/s.json with here -> .): "
+                    + "files are compared by device and inode, and such a DEST is a usage error naming both paths."
             ],
             examples: ["codable-defaults export settings.json backup.json", "codable-defaults export --suite prefs"]),
         CommandSpec(
@@ -173,6 +186,9 @@ enum Help {
               --standard APP     the standard store of the app APP: defaults.json in its directory
             An app's directory is $\(Defaults.directoryEnvironmentVariable) when set, else
             $XDG_CONFIG_HOME/APP, else ~/.config/APP (this tool's own APP is codable-defaults).
+            Paths are resolved as the kernel resolves them: with link -> real/sub, link/../s.json is
+            real/s.json. FILE, KEY, VALUE and every other argument must be valid UTF-8: an argument that is
+            not is a usage error (exit 2), never used with its bytes replaced.
 
             OPTIONS:
               -h, --help         Show help; also 'codable-defaults help COMMAND' and 'COMMAND --help'.
