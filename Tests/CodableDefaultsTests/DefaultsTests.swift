@@ -92,7 +92,10 @@ import Testing
     @Test func twoDefaultsOnOneFileShareOneStore() throws {
         let dir = try TemporaryDirectory()
         let first = try Defaults(url: dir.file(), saveMode: .manual)
-        // Another spelling of the same path.
+        // Another spelling of the same path (through a directory that exists: `..` after a missing one names no
+        // file, as for the kernel).
+        try FileManager.default.createDirectory(
+            at: dir.url.appendingPathComponent("sub"), withIntermediateDirectories: true)
         let second = try Defaults(url: dir.url.appendingPathComponent("./sub/../settings.json"))
         first[.count] = 7
         #expect(second[.count] == 7)
