@@ -33,6 +33,26 @@ import Testing
         #expect(try openFresh(dir.file())[count] == 42)
     }
 
+    /// A batch reads through the same domains as the store: what it removed reads as the registered value,
+    /// and an argument value wins over what it set.
+    @Test func domainsInLookupOrderInsideABatch() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try Defaults(url: dir.file(), saveMode: .manual, arguments: ["program", "-count", "100"])
+        let count = Defaults.Key<Int>("count", default: -1)
+        let fresh = Defaults.Key<Int>("fresh", default: -1)
+        defaults.register(defaults: ["fresh": 3])
+        defaults[fresh] = 4
+        defaults.batch { batch in
+            #expect(batch[fresh] == 4)
+            batch.reset(fresh)
+            #expect(batch[fresh] == 3, "a removal in a batch reverts to the registered value")
+            batch[count] = 7
+            #expect(batch[count] == 100, "the argument domain comes first in a batch too")
+        }
+        #expect(defaults[fresh] == 3)
+        #expect(defaults[count] == 100)
+    }
+
     @Test func stringKeysAndTypedValues() {
         let defaults = Defaults.inMemory()
         defaults.register(defaults: ["count": 7, "name": "Guest"])

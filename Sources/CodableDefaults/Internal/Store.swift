@@ -372,9 +372,16 @@ final class Store: @unchecked Sendable {
         }
     }
 
-    /// A value that is not (yet) in the store (a batch's change) as `key`'s type, outside any cache; a
-    /// failure is reported and gives the key's default.
-    func decodeDetached<Value>(_ source: StoredValue, as key: Defaults.Key<Value>) -> Value {
+    /// What a read of `key` would give if `stored` were its stored value (a batch's change), outside any
+    /// cache: the lookup order of every read (argument domain, stored, registered, default). A failure is
+    /// reported and gives the key's default.
+    func decodeDetached<Value>(_ stored: StoredValue, as key: Defaults.Key<Value>) -> Value {
+        let source: StoredValue = lock.withLock {
+            let cell = cells[key.name]
+            if let argument = cell?.argument { return .raw(argument) }
+            if stored.isPresent { return stored }
+            return cell?.registered.map { .raw($0) } ?? .absent
+        }
         do {
             return try decode(source, as: Value.self, name: key.name) ?? key.defaultValue
         } catch {
