@@ -120,6 +120,7 @@ import Testing
         #expect(try text(dir.file(aside[0])) == "{broken")
         #expect(errors.errors.map(\.code) == [.fileMovedAside])
         #expect(errors.errors.first?.path == dir.file(aside[0]).path)
+        #expect(errors.errors.first?.message.hasSuffix("the store started empty") == true)
         defaults[.count] = 1
         try defaults.flush()
         #expect(try text(dir.file()) == "{\n  \"count\": 1\n}\n")
@@ -138,12 +139,18 @@ import Testing
         defaults[.count] = 1
         defaults[.volume] = 0.1
         try defaults.flush()
-        defaults.onError = ErrorLog().handler
+        let errors = ErrorLog()
+        defaults.onError = errors.handler
         try write("{oops", to: dir.file())
         defaults[.count] = 2
         #expect(throws: DefaultsError.self) { try defaults.flush() }
         let moved = try #require(try defaults.moveAsideUnreadableFile())
         #expect(try text(moved) == "{oops")
+        let notice = try #require(errors.errors.last)
+        #expect(notice.code == .fileMovedAside)
+        #expect(notice.path == moved.path)
+        #expect(!notice.message.contains("started empty"), "the store kept its state: \(notice.message)")
+        #expect(notice.message.contains("kept its state"))
         #expect(try text(dir.file()) == "{\n  \"count\": 2,\n  \"volume\": 0.1\n}\n")
         #expect(try defaults.moveAsideUnreadableFile() == nil, "nothing to move now")
     }

@@ -92,7 +92,7 @@ final class Store: @unchecked Sendable {
         do throws(DefaultsError) {
             loaded = try options.migrations.isEmpty ? readFile(file) : migrate(file)
         } catch  where options.unreadableFile == .moveAside && Self.isUnreadableContent(error) {
-            report(try moveAside(file, because: error).report)
+            report(try moveAside(file, because: error, keepingState: false).report)
             loaded = options.migrations.isEmpty ? nil : try migrate(file)
         }
         // A new file starts at the newest schema: every save writes the member (see `stampSchemaVersion`).
@@ -118,17 +118,21 @@ final class Store: @unchecked Sendable {
     }
 
     /// Renames an unreadable file to `<name>.corrupt-<timestamp>` under the file lock. Returns the new path
-    /// and the error to report (the caller reports it once no lock is held).
+    /// and the error to report (the caller reports it once no lock is held), which says what the store does
+    /// next: starts empty (opening), or keeps its state to write in the file's place (`keepingState`).
     private func moveAside(
-        _ file: DurableFile, because error: DefaultsError
+        _ file: DurableFile, because error: DefaultsError, keepingState: Bool
     ) throws(DefaultsError) -> (path: String, report: DefaultsError) {
         let fd = try file.lock(timeout: options.lockTimeout)
         defer { file.unlock(fd) }
         let aside = try file.moveAside()
+        let next =
+            keepingState
+            ? "the store kept its state, which is written in the file's place" : "the store started empty"
         let notice = DefaultsError(
             .fileMovedAside,
-            "the store file \(file.path) could not be read (\(error)); it was moved here and the store "
-                + "started empty", path: aside)
+            "the store file \(file.path) could not be read (\(error)); it was moved here and \(next)",
+            path: aside)
         return (aside, notice)
     }
 
@@ -239,7 +243,7 @@ final class Store: @unchecked Sendable {
                 _ = try readFile(file)
                 return nil
             } catch  where Self.isUnreadableContent(error) {
-                let moved = try moveAside(file, because: error)
+                let moved = try moveAside(file, because: error, keepingState: true)
                 lock.withLock {
                     diskIdentity = nil
                     loadFailure = nil
