@@ -39,7 +39,10 @@ public final class Defaults: Sendable {
     /// When changes made through a `Defaults` are written to its file.
     public enum SaveMode: Sendable, Hashable {
         /// Written once the store has been idle for the duration (one write after a burst of changes), and at
-        /// the latest five seconds after the first unsaved change.
+        /// the latest five seconds (or the duration, if longer) after the first unsaved change.
+        ///
+        /// Any duration is accepted: a negative one counts as zero (the save is made at once, on the store's
+        /// queue), and one longer than 24 hours counts as 24 hours.
         case afterIdle(Duration)
         /// Written, durably, before each change returns. The slowest mode; failures go to ``Defaults/onError``.
         case immediate

@@ -35,7 +35,8 @@ import Testing
         let defaults = try openFresh(dir.file(), saveMode: .afterIdle(.milliseconds(200)))
         for value in 1...10_000 { defaults[.count] = value }
         #expect(try await eventually { defaults.store.writeCount == 1 })
-        try await Task.sleep(for: .milliseconds(500))
+        // With no save scheduled and nothing changed, no second write can come.
+        #expect(!defaults.store.isSaveScheduled)
         #expect(defaults.store.writeCount == 1)
         #expect(try text(dir.file()) == "{\n  \"count\": 10000\n}\n")
 
@@ -43,6 +44,35 @@ import Testing
         defaults[.volume] = 0.2
         #expect(try await eventually { defaults.store.writeCount == 2 })
         #expect(try openFresh(dir.file())[.volume] == 0.2)
+    }
+
+    /// Any duration is accepted: a negative one is no delay, a huge one is the documented maximum, and no
+    /// arithmetic on it overflows.
+    @Test func afterIdleTakesAnyDuration() async throws {
+        let dir = try TemporaryDirectory()
+        let soon = try openFresh(dir.file("soon.json"), saveMode: .afterIdle(.milliseconds(-5)))
+        soon[.count] = 1
+        #expect(try await eventually { soon.store.writeCount == 1 }, "a negative delay saves at once")
+        let never = try openFresh(dir.file("late.json"), saveMode: .afterIdle(.seconds(Int64.max)))
+        never[.count] = 1
+        never[.count] = 2
+        #expect(never.store.isSaveScheduled)
+        try never.flush()
+        #expect(try text(dir.file("late.json")) == "{\n  \"count\": 2\n}\n")
+
+        let cases: [(Duration, UInt64)] = [
+            (.milliseconds(-5), 0), (.seconds(-3), 0), (.nanoseconds(-1), 0), (.seconds(Int64.min), 0),
+            (.milliseconds(1500), 1_500_000_000), (.seconds(Int64.max), SaveTimer.maximumDelay),
+            (.seconds(86_400 * 2), SaveTimer.maximumDelay),
+        ]
+        for (duration, expected) in cases {
+            #expect(SaveTimer.nanoseconds(duration) == expected, "\(duration)")
+        }
+        var timer = SaveTimer()
+        let late = DispatchTime(uptimeNanoseconds: UInt64.max - 10)
+        #expect(timer.change(at: late, delay: .seconds(Int64.max)) == DispatchTime(uptimeNanoseconds: .max))
+        #expect(timer.fire(at: late) == DispatchTime(uptimeNanoseconds: .max))
+        #expect(timer.failed(at: late) == DispatchTime(uptimeNanoseconds: .max))
     }
 
     @Test func lastReferenceGoingAwayWritesPendingChanges() throws {

@@ -1202,6 +1202,9 @@ final class Store: @unchecked Sendable {
         if let arm { schedule(at: arm) }
     }
 
+    /// Whether an `.afterIdle` save is scheduled (for tests: with none and nothing changed, no save comes).
+    var isSaveScheduled: Bool { lock.withLock { timer.isArmed } }
+
     private func schedule(at deadline: DispatchTime) {
         queue.asyncAfter(deadline: deadline) { [weak self] in self?.timerFired() }
     }
@@ -1226,8 +1229,10 @@ final class Store: @unchecked Sendable {
 
 /// The bookkeeping of the `.afterIdle` save timer. At most one timer is armed at a time.
 struct SaveTimer {
-    /// The longest a stream of changes can delay a save.
+    /// The longest a stream of changes can delay a save (unless the idle delay itself is longer).
     static let maximumWait: UInt64 = 5_000_000_000
+    /// The longest idle delay: longer `.afterIdle` durations count as this (see ``Defaults/SaveMode``).
+    static let maximumDelay: UInt64 = 86_400_000_000_000
 
     private var armed = false
     private var delay: UInt64 = 0
@@ -1235,20 +1240,23 @@ struct SaveTimer {
     private var firstChange: UInt64 = 0
     private var retryDelay: UInt64 = 0
 
+    /// Whether a timer is armed.
+    var isArmed: Bool { armed }
+
     /// Records a change; returns the deadline to arm the timer at, or `nil` when it is already armed.
     mutating func change(at now: DispatchTime, delay: Duration) -> DispatchTime? {
-        self.delay = nanoseconds(delay)
+        self.delay = Self.nanoseconds(delay)
         lastChange = now.uptimeNanoseconds
         guard !armed else { return nil }
         armed = true
         firstChange = lastChange
-        return DispatchTime(uptimeNanoseconds: lastChange + self.delay)
+        return DispatchTime(uptimeNanoseconds: Self.adding(lastChange, self.delay))
     }
 
     /// The timer fired: returns a later deadline if the store has not been idle long enough, or `nil` to
     /// save now.
     mutating func fire(at now: DispatchTime) -> DispatchTime? {
-        let due = min(lastChange + delay, firstChange + max(Self.maximumWait, delay))
+        let due = min(Self.adding(lastChange, delay), Self.adding(firstChange, max(Self.maximumWait, delay)))
         if now.uptimeNanoseconds < due { return DispatchTime(uptimeNanoseconds: due) }
         armed = false
         return nil
@@ -1264,12 +1272,22 @@ struct SaveTimer {
         lastChange = now.uptimeNanoseconds
         firstChange = lastChange
         delay = retryDelay
-        return DispatchTime(uptimeNanoseconds: now.uptimeNanoseconds + retryDelay)
+        return DispatchTime(uptimeNanoseconds: Self.adding(now.uptimeNanoseconds, retryDelay))
     }
 
-    private func nanoseconds(_ duration: Duration) -> UInt64 {
+    /// A duration in nanoseconds, clamped to `0...maximumDelay` (a negative duration is no delay), with no
+    /// arithmetic that can overflow.
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
         let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 else { return 0 }
-        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        // Both components have the sign of the whole duration (or are 0); `attoseconds` is under a second.
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        guard seconds < Int64(maximumDelay / 1_000_000_000) else { return maximumDelay }
+        return min(UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000), maximumDelay)
+    }
+
+    /// `a + b`, or the largest time when that overflows.
+    private static func adding(_ a: UInt64, _ b: UInt64) -> UInt64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? .max : sum
     }
 }
