@@ -225,6 +225,48 @@ final class Recorder<Value: Sendable>: Sendable {
         #expect(seen.values == [1])
     }
 
+    /// Two handlers running at once on two threads, each cancelling the other's token: a cancel from inside a
+    /// handler does not wait for the other delivery (which waits too), so both return; neither handler is
+    /// called again afterwards.
+    @Test func handlersOnTwoThreadsCancellingEachOtherDoNotDeadlock() {
+        let defaults = Defaults.inMemory()
+        let a = Defaults.Key<Int>("a", default: 0)
+        let b = Defaults.Key<Int>("b", default: 0)
+        let aToken = TokenBox()
+        let bToken = TokenBox()
+        let aRunning = DispatchSemaphore(value: 0)
+        let bRunning = DispatchSemaphore(value: 0)
+        let calls = Recorder<String>()
+        aToken.token = defaults.observe(a) { _ in
+            calls.append("a")
+            aRunning.signal()
+            // Both handlers are running before either cancels, so each cancel finds the other delivering.
+            if bRunning.wait(timeout: .now() + 30) == .timedOut { Issue.record("b's handler never ran") }
+            bToken.token?.cancel()
+        }
+        bToken.token = defaults.observe(b) { _ in
+            calls.append("b")
+            bRunning.signal()
+            if aRunning.wait(timeout: .now() + 30) == .timedOut { Issue.record("a's handler never ran") }
+            aToken.token?.cancel()
+        }
+        let finished = DispatchGroup()
+        for key in [a, b] {
+            finished.enter()
+            Thread {
+                defaults[key] = 1
+                finished.leave()
+            }.start()
+        }
+        let done = finished.wait(timeout: .now() + 30)
+        #expect(done == .success, "the two handlers cancelling each other deadlocked")
+        guard done == .success else { return }
+        defaults[a] = 2
+        defaults[b] = 2
+        #expect(calls.values.sorted() == ["a", "b"], "no call after the cancels")
+        #expect(defaults.store.observerCount == 0)
+    }
+
     @Test func cancelRacingChangesOnOtherThreads() {
         let defaults = Defaults.inMemory()
         for _ in 0..<50 {

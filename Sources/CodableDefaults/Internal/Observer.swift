@@ -22,8 +22,13 @@ import Dispatch
 /// observes) leaves a note and returns; the delivering thread then looks again before it stops. So calls of
 /// one handler never overlap, a handler may read and write the store, two observers whose handlers write
 /// each other's keys from two threads cannot deadlock, and re-entrant changes run as a loop rather than a
-/// recursion. ``cancel()`` waits for a call running on another thread, so once it returns the handler is
-/// never called again; it may be called from inside the handler.
+/// recursion.
+///
+/// ``cancel()`` from a thread that is not delivering for any observer waits for a call running on another
+/// thread, so once it returns the handler is never called again. From a thread that is delivering (inside
+/// any observer's handler, of any store) it does not wait: the cancelled handler may finish a call running
+/// on another thread, and is never called after that. So a handler may cancel its own token or any other,
+/// and two handlers on two threads that cancel each other's tokens cannot deadlock.
 class Observer: @unchecked Sendable {
     private let lock = Lock()
     /// Held (entered) while a delivery runs, so ``cancel()`` can wait for it.
@@ -31,7 +36,6 @@ class Observer: @unchecked Sendable {
     // Guarded by `lock`.
     private var isCancelled = false
     private var isDelivering = false
-    private var deliveringThread: pthread_t?
     private var pendingNames = Set<MemberName>()
     private var hasPending = false
     /// The store, weakly: the store holds its observers.
@@ -48,17 +52,17 @@ class Observer: @unchecked Sendable {
             hasPending = true
             guard !isDelivering && !isCancelled else { return nil }
             isDelivering = true
-            deliveringThread = pthread_self()
             running.enter()
             return takePending()
         }
         guard batch != nil else { return }
+        Self.deliveryDepth += 1
+        defer { Self.deliveryDepth -= 1 }
         while let names = batch {
             run(names: names)
             batch = lock.withLock {
                 if hasPending && !isCancelled { return takePending() }
                 isDelivering = false
-                deliveringThread = nil
                 pendingNames = []
                 hasPending = false
                 return nil
@@ -84,16 +88,30 @@ class Observer: @unchecked Sendable {
     /// One delivery: compare and call the handler. Runs on the delivering thread only.
     func run(names: Set<MemberName>) {}
 
-    /// Stops deliveries and unregisters from the store. Waits for a handler call running on another thread;
-    /// may be called from inside the handler.
+    /// Stops deliveries and unregisters from the store. Waits for a handler call running on another thread,
+    /// unless this thread is delivering for an observer itself (see the type's discussion).
     final func cancel() {
+        let insideADelivery = Self.deliveryDepth > 0
         let (first, mustWait): (Bool, Bool) = lock.withLock {
             defer { isCancelled = true }
-            let onThisThread = deliveringThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
-            return (!isCancelled, isDelivering && !onThisThread)
+            return (!isCancelled, isDelivering && !insideADelivery)
         }
         if first { unregister() }
         if mustWait { running.wait() }
+    }
+
+    /// The thread-specific slot that counts the deliveries running on the thread (nested when a handler's
+    /// change makes another observer deliver).
+    private static let deliveryKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// How many deliveries are running on the calling thread.
+    private static var deliveryDepth: Int {
+        get { Int(bitPattern: pthread_getspecific(deliveryKey)) }
+        set { pthread_setspecific(deliveryKey, UnsafeRawPointer(bitPattern: newValue)) }
     }
 
     /// Removes the observer from the store.
