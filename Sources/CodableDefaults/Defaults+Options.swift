@@ -19,16 +19,17 @@ extension Defaults {
     /// Options belong to the file's store: the first `Defaults` to open a file in a process sets them, and
     /// later ones on the same file share that store.
     public struct Options: Sendable {
-        /// Files larger than this many bytes are refused (`fileTooLarge`). Default: 64 MiB.
+        /// Files larger than this many bytes are refused (`fileTooLarge`). Default: 64 MiB. A negative limit
+        /// makes opening throw `invalidArgument`.
         public var maximumFileSize: Int
         /// Files whose arrays and objects nest deeper than this are refused (`invalidJSON`); the file's
         /// top-level object is level 1. A value that would nest deeper in the file is refused before it is
         /// written (``DefaultsError/Code-swift.struct/encodingFailed``), so a store never writes a file it
-        /// would refuse to open. Default: 512.
+        /// would refuse to open. Default: 512. A negative limit makes opening throw `invalidArgument`.
         public var maximumDepth: Int
         /// Keys longer than this many bytes of UTF-8 are refused, in the file (opening fails with
         /// ``DefaultsError/Code-swift.struct/keyTooLong``) and when set (the set is refused with that error).
-        /// Default: 1024.
+        /// Default: 1024. A negative limit makes opening throw `invalidArgument`.
         public var maximumKeyLength: Int
         /// What opening does with a file that exists but does not parse or is too large.
         public var unreadableFile: UnreadableFilePolicy
@@ -64,6 +65,18 @@ extension Defaults {
 
         /// The default options.
         public static let `default` = Options()
+
+        /// Refuses limits no file could meet (negative ones), naming the option and the file.
+        func check(path: String) throws(DefaultsError) {
+            let limits = [
+                ("maximumFileSize", maximumFileSize), ("maximumDepth", maximumDepth),
+                ("maximumKeyLength", maximumKeyLength),
+            ]
+            for (name, value) in limits where value < 0 {
+                throw DefaultsError(
+                    .invalidArgument, "the option \(name) is \(value); it must be 0 or more", path: path)
+            }
+        }
     }
 
     /// What opening a store does with a file that exists but does not parse or is over the size limit.

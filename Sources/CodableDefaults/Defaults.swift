@@ -67,7 +67,14 @@ public final class Defaults: Sendable {
     ///
     /// A missing file is an empty store; the file (and its directory, mode 0700) are created by the first
     /// save, with mode 0600. If the file is already open in this process, the new `Defaults` shares its
-    /// in-memory state (and the options it was opened with).
+    /// in-memory state (and the options it was opened with). Two threads opening the same file at once get
+    /// the same store, and the file is read once.
+    ///
+    /// ```swift
+    /// let defaults = try Defaults(url: settingsURL, options: .init(unreadableFile: .moveAside)) { error in
+    ///     if error.code == .fileMovedAside { print("settings were reset; the old file is at \(error.path ?? "")") }
+    /// }
+    /// ```
     ///
     /// - Parameters:
     ///   - url: A file URL. A symbolic link is followed: the store reads and writes the file it points to.
@@ -80,26 +87,38 @@ public final class Defaults: Sendable {
     ///     <doc:ComingFromUserDefaults>), usually `CommandLine.arguments`; `nil` for none. The argument domain
     ///     belongs to the file's store, shared by every `Defaults` on the file.
     ///   - options: Limits, the policy for an unreadable file, and migrations; see ``Options``.
-    /// - Throws: ``DefaultsError`` when the URL is not a file URL, or the file exists but cannot be read
-    ///   (`readFailed`, `notARegularFile`, `fileTooLarge`) or parsed (`invalidJSON`, with line and column),
-    ///   or a migration fails (`migrationFailed`, `unsupportedSchemaVersion`). Nothing is ever written to a
-    ///   file that failed to load.
+    ///   - onError: If not `nil`, becomes the store's ``onError`` handler before the file is read, so it also
+    ///     receives what opening reports without throwing (the `fileMovedAside` notice of
+    ///     ``UnreadableFilePolicy/moveAside``, a failure to remove a crashed writer's temporary files). Like
+    ///     setting ``onError``, it replaces the handler of every `Defaults` on the file; when the file is
+    ///     already open in this process, it was read before, so only later errors reach it.
+    /// - Throws: ``DefaultsError`` when the URL is not a file URL or an option is out of range
+    ///   (`invalidArgument`), or the file exists but cannot be read (`readFailed`, `notARegularFile`,
+    ///   `fileTooLarge`) or parsed (`invalidJSON`, with line and column), or a migration fails
+    ///   (`migrationFailed`, `unsupportedSchemaVersion`; `invalidArgument` when a migration step opens the
+    ///   store it is migrating). Nothing is ever written to a file that failed to load.
     public convenience init(
-        url: URL, saveMode: SaveMode = .default, arguments: [String]? = nil, options: Options = .default
+        url: URL, saveMode: SaveMode = .default, arguments: [String]? = nil, options: Options = .default,
+        onError: (@Sendable (DefaultsError) -> Void)? = nil
     ) throws(DefaultsError) {
         try self.init(
-            url: url, saveMode: saveMode, arguments: arguments, options: options, toleratingLoadFailure: false)
+            url: url, saveMode: saveMode, arguments: arguments, options: options, onError: onError,
+            toleratingLoadFailure: false)
     }
 
     /// Opens a store; with `toleratingLoadFailure`, a file that fails to load gives an empty store that
     /// reports the error (see ``loadError``) instead of throwing.
     convenience init(
         url: URL, saveMode: SaveMode = .default, arguments: [String]?, options: Options = .default,
-        toleratingLoadFailure: Bool
+        onError: (@Sendable (DefaultsError) -> Void)? = nil, toleratingLoadFailure: Bool
     ) throws(DefaultsError) {
         let path = try Self.resolve(url)
+        try options.check(path: path)
+        var opened = false
         let store = try StoreRegistry.store(for: path) { () throws(DefaultsError) -> Store in
+            opened = true
             let store = Store(path: path, options: options)
+            if let onError { store.onError = onError }
             do throws(DefaultsError) {
                 try store.load()
             } catch {
@@ -109,6 +128,7 @@ public final class Defaults: Sendable {
             }
             return store
         }
+        if let onError, !opened { store.onError = onError }
         self.init(store: store, saveMode: saveMode, url: URL(fileURLWithPath: path))
         if let arguments { store.notify(store.setArguments(ArgumentDomain.parse(arguments))) }
     }

@@ -83,6 +83,19 @@ import Testing
         #expect(error?.path == dir.file().path)
     }
 
+    /// A negative limit is refused when opening, with the option's name, rather than refusing every file.
+    @Test(arguments: [
+        Defaults.Options(maximumFileSize: -1), Defaults.Options(maximumDepth: -1),
+        Defaults.Options(maximumKeyLength: Int.min),
+    ])
+    func negativeLimitsAreRefused(options: Defaults.Options) throws {
+        let dir = try TemporaryDirectory()
+        let error = #expect(throws: DefaultsError.self) { try Defaults(url: dir.file(), options: options) }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains("maximum") == true)
+        #expect(error?.path == dir.file().path)
+    }
+
     @Test func numbersOutOfRangeForTheAskedTypeAreDecodingErrors() throws {
         let dir = try TemporaryDirectory()
         try write("{\"small\": 300, \"huge\": 1e300, \"fraction\": 2.5}", to: dir.file())

@@ -1,3 +1,5 @@
+import Dispatch
+
 #if canImport(Darwin)
     import Darwin
 #elseif canImport(Glibc)
@@ -6,39 +8,128 @@
     import Musl
 #endif
 
-/// The stores open in this process, one per file path, so that every ``Defaults`` on one file shares one
-/// in-memory state. Holds them weakly; flushes the live ones at normal process exit.
 /// A weak reference to a store.
 final class WeakStore {
     weak var store: Store?
     init(_ store: Store) { self.store = store }
 }
 
+/// The stores open in this process, one per file path, so that every ``Defaults`` on one file shares one
+/// in-memory state. Holds them weakly; flushes the live ones at normal process exit.
+///
+/// A store is loaded (its file read, migrated, moved aside: user code may run) with no lock held. While it
+/// loads, its path has a loading entry: another thread opening the same path waits for that load and then
+/// gets the same store (or, if the load failed, makes its own attempt), so one path never has two stores. A
+/// load that opens its own path again on the same thread (a migration step or error handler that opens the
+/// store being opened) gets an error instead of waiting for itself.
 enum StoreRegistry {
+    /// A path's entry: its open store, or the load under way.
+    private enum Entry {
+        case open(WeakStore)
+        case loading(Loading)
+    }
+
+    /// A load under way: the thread running it, and a group entered until it ends.
+    private final class Loading: @unchecked Sendable {
+        let thread = pthread_self()
+        let done = DispatchGroup()
+        /// How many threads wait for this load (guarded by the registry's lock; for tests).
+        var waiters = 0
+    }
+
+    /// What to do after looking at the registry.
+    private enum Step {
+        case found(Store)
+        case wait(Loading)
+        case load(Loading)
+        case reentered
+    }
+
     private static let lock = Lock()
-    nonisolated(unsafe) private static var stores: [String: WeakStore] = [:]
+    nonisolated(unsafe) private static var entries: [String: Entry] = [:]
     nonisolated(unsafe) private static var exitHookInstalled = false
 
-    /// The open store for `path`, or a new one made by `open`.
+    /// The open store for `path`, or a new one made by `open` (called without the registry's lock).
+    ///
+    /// - Throws: What `open` throws, or `invalidArgument` when `open` itself, on this thread, opens `path`.
     static func store(
         for path: String, open: () throws(DefaultsError) -> Store
     ) throws(DefaultsError) -> Store {
-        lock.lock()
-        defer { lock.unlock() }
-        if let store = stores[path]?.store { return store }
-        let store = try open()
-        stores[path] = WeakStore(store)
-        if stores.count > 64 { stores = stores.filter { $0.value.store != nil } }
+        while true {
+            let step: Step = lock.withLock {
+                switch entries[path] {
+                case .open(let weak)?:
+                    if let store = weak.store { return .found(store) }
+                case .loading(let loading)?:
+                    if pthread_equal(loading.thread, pthread_self()) != 0 { return .reentered }
+                    loading.waiters += 1
+                    return .wait(loading)
+                case nil:
+                    break
+                }
+                let loading = Loading()
+                loading.done.enter()
+                entries[path] = .loading(loading)
+                return .load(loading)
+            }
+            switch step {
+            case .found(let store):
+                return store
+            case .reentered:
+                throw DefaultsError(
+                    .invalidArgument,
+                    "the store was opened again while it was being opened, on the same thread (by a migration step "
+                        + "or an error handler); a migration step cannot open the store it is migrating",
+                    path: path)
+            case .wait(let loading):
+                loading.done.wait()
+                lock.withLock { loading.waiters -= 1 }
+            case .load(let loading):
+                defer { loading.done.leave() }
+                let store: Store
+                do throws(DefaultsError) {
+                    store = try open()
+                } catch {
+                    lock.withLock { entries[path] = nil }
+                    throw error
+                }
+                lock.withLock { register(store, for: path) }
+                return store
+            }
+        }
+    }
+
+    /// Records a loaded store. Call with the lock held.
+    private static func register(_ store: Store, for path: String) {
+        entries[path] = .open(WeakStore(store))
+        if entries.count > 64 {
+            entries = entries.filter { _, entry in
+                if case .open(let weak) = entry { return weak.store != nil }
+                return true
+            }
+        }
         if !exitHookInstalled {
             exitHookInstalled = true
             atexit { StoreRegistry.flushAll() }
         }
-        return store
+    }
+
+    /// How many threads wait for the load of `path` under way (for tests); 0 when none is.
+    static func waiterCount(for path: String) -> Int {
+        lock.withLock {
+            if case .loading(let loading)? = entries[path] { return loading.waiters }
+            return 0
+        }
     }
 
     /// Saves the unsaved changes of every open store, reporting failures to each store's error handler.
     static func flushAll() {
-        let live = lock.withLock { stores.values.compactMap(\.store) }
+        let live: [Store] = lock.withLock {
+            entries.values.compactMap { entry in
+                if case .open(let weak) = entry { return weak.store }
+                return nil
+            }
+        }
         for store in live {
             do { try store.save() } catch { store.report(error) }
         }
