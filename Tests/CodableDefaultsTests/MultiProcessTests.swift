@@ -190,7 +190,7 @@ final class ServedStore {
             }
         }
         thread.start()
-        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try waitForLockWaiter(on: lockPath), "the save waits for the lock")
         #expect(finished.values.isEmpty, "the save waits for the lock")
         holder.kill(SIGKILL)
         _ = try holder.wait(timeout: 30)

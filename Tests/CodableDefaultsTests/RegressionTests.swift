@@ -51,7 +51,8 @@ import Testing
             do { try defaults.flush() } catch { Issue.record("\(error)") }
             done.signal()
         }
-        Thread.sleep(forTimeInterval: 0.3)  // the save has encoded 1 and waits for the lock
+        // The save has encoded 1 and waits for the lock.
+        #expect(try waitForLockWaiter(on: lockPath), "the save never waited for the lock")
         defaults[.count] = 2
         flock(fd, LOCK_UN); close(fd)
         done.wait()
@@ -70,13 +71,20 @@ import Testing
         let a = try openFresh(url)
         let seen = Lock()
         nonisolated(unsafe) var names: [Set<String>] = []
-        let token = a.observeAll { n in seen.withLock { names.append(n) } }
+        let told = DispatchSemaphore(value: 0)
+        let token = a.observeAll { n in
+            seen.withLock { names.append(n) }
+            if n.contains("count") { told.signal() }
+        }
         let b = try openFresh(url)
         b[.count] = 5
         try b.flush()
+        // Told by the reload, or (on the store's queue, maybe after the reload returns) by the watcher that
+        // read the file first: wait for the call rather than expect it to have happened already.
         try a.reload()
         #expect(a[.count] == 5)
-        #expect(seen.withLock { names } != [], "observeAll was not told about count")
+        #expect(told.wait(timeout: .now() + 30) == .success, "observeAll was not told about count")
+        #expect(seen.withLock { names } == [["count"]])
         _ = token
     }
 

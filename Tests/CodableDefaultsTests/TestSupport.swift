@@ -82,3 +82,21 @@ extension Defaults.Keys {
     static let token = Defaults.Key<String?>("token")
     static let count = Defaults.Key<Int>("count", default: 0)
 }
+
+/// Waits until a process (this one included) is blocked waiting for an `flock` on the file at `path`, as
+/// `/proc/locks` shows it (a `->` line with the file's inode): the positive sign that a save waits for the
+/// file lock. Returns whether one was seen within `timeout` seconds.
+func waitForLockWaiter(on path: String, timeout: Double = 30) throws -> Bool {
+    let inode = try #require(FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64)
+    let deadline = Date().addingTimeInterval(timeout)
+    repeat {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/locks"))
+        let table = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+        try handle.close()
+        for line in table.split(separator: "\n") where line.contains("-> FLOCK") && line.contains(":\(inode) ") {
+            return true
+        }
+        usleep(2000)
+    } while Date() < deadline
+    return false
+}

@@ -14,6 +14,23 @@ import Testing
         return (defaults, seen, token)
     }
 
+    /// Another store saves a new value of a marker key, and this waits until every store in `stores` has
+    /// seen it. A store handles outside events in order on its queue, so once it has seen the marker, it has
+    /// handled every change made to the file before: the positive signal that lets a test check that
+    /// something did not happen.
+    func passMarker(_ url: URL, through stores: [Defaults]) async throws -> Bool {
+        let marker = Defaults.Key<String>("marker", default: "")
+        let value = UUID().uuidString
+        let seen = Recorder<String>()
+        let tokens = stores.map { store in store.observe(marker) { seen.append($0.newValue) } }
+        let theirs = try openFresh(url)
+        theirs[marker] = value
+        try theirs.flush()
+        let passed = try await eventually(timeout: 30) { seen.values.filter { $0 == value }.count == stores.count }
+        _ = tokens
+        return passed
+    }
+
     @Test func watchingStartsWithTheFirstObserver() throws {
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(dir.file())
@@ -88,11 +105,11 @@ import Testing
         mine[.volume] = 0.2
         #expect(throws: DefaultsError.self) { try mine.flush() }
         #expect(try text(dir.file()) == "{\"count\": 2,")
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(errors.errors.count == 1, "reported once per version of the file: \(errors.errors)")
 
         try write("{\"count\": 3}", to: dir.file())
         #expect(try await eventually { seen.values == [3] })
+        // Every event about the bad version came before this one.
+        #expect(errors.errors.count == 1, "reported once per version of the file: \(errors.errors)")
         try mine.flush()
         #expect(try text(dir.file()) == "{\n  \"count\": 3,\n  \"volume\": 0.2\n}\n")
         _ = token
@@ -107,9 +124,9 @@ import Testing
             mine[.count] = value
             try mine.flush()
         }
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await passMarker(dir.file(), through: [mine]))
         #expect(seen.values == [1, 2, 3, 4, 5])
-        #expect(all.values.count == 5)
+        #expect(all.values == Array(repeating: ["count"], count: 5) + [["marker"]])
         _ = (token, allToken)
     }
 
@@ -124,8 +141,8 @@ import Testing
             mine[.count] = value
             try mine.flush()
         }
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(mine.store.readCount == readsAfterOpening, "reads after opening: \(mine.store.readCount)")
+        #expect(try await passMarker(dir.file(), through: [mine]))
+        #expect(mine.store.readCount == readsAfterOpening + 1, "reads after opening: \(mine.store.readCount)")
         _ = token
     }
 
@@ -137,17 +154,17 @@ import Testing
         let aSeen = Recorder<Int>()
         let bSeen = Recorder<Int>()
         let aToken = a.observe(.count) { change in
-            aSeen.append(change.newValue)
             a[.count] = change.newValue
+            aSeen.append(change.newValue)
         }
         let bToken = b.observe(.count) { change in
-            bSeen.append(change.newValue)
             b[.count] = change.newValue
+            bSeen.append(change.newValue)
         }
         a[.count] = 1
         #expect(try await eventually { bSeen.values == [1] })
         let writes = a.store.writeCount + b.store.writeCount
-        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await passMarker(dir.file(), through: [a, b]))
         #expect(a.store.writeCount + b.store.writeCount == writes)
         #expect(aSeen.values == [1])
         _ = (aToken, bToken)
