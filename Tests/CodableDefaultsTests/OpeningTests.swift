@@ -30,7 +30,7 @@ import Testing
         let url = try unmigratedFile(dir)
         let step = Defaults.Migration(to: 1) { values in
             let previous = try Defaults(url: old, saveMode: .manual)
-            values["volume"] = .double(previous[.volume])
+            values["volume"] = JSONNumber(previous[.volume]).map(JSONValue.number)
         }
         let opened = LockedBox<Defaults?>(nil)
         let finished = finishes {

@@ -381,7 +381,7 @@ final class Store: @unchecked Sendable {
     /// reported and gives the key's default.
     func decodeDetached<Value>(_ stored: StoredValue, as key: Defaults.Key<Value>) -> Value {
         let source: StoredValue = lock.withLock {
-            let cell = cells[key.name]
+            let cell = cells[MemberName(key.name)]
             if let argument = cell?.argument { return .raw(argument) }
             if stored.isPresent { return stored }
             return cell?.registered.map { .raw($0) } ?? .absent
