@@ -190,7 +190,7 @@ final class ServedStore {
             }
         }
         thread.start()
-        #expect(try waitForLockWaiter(on: lockPath), "the save waits for the lock")
+        #expect(waitForLockWaiter(defaults), "the save waits for the lock")
         #expect(finished.values.isEmpty, "the save waits for the lock")
         holder.kill(SIGKILL)
         _ = try holder.wait(timeout: 30)

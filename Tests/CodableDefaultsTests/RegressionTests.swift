@@ -52,7 +52,7 @@ import Testing
             done.signal()
         }
         // The save has encoded 1 and waits for the lock.
-        #expect(try waitForLockWaiter(on: lockPath), "the save never waited for the lock")
+        #expect(waitForLockWaiter(defaults), "the save never waited for the lock")
         defaults[.count] = 2
         flock(fd, LOCK_UN); close(fd)
         done.wait()

@@ -83,20 +83,13 @@ extension Defaults.Keys {
     static let count = Defaults.Key<Int>("count", default: 0)
 }
 
-/// Waits until a process (this one included) is blocked waiting for an `flock` on the file at `path`, as
-/// `/proc/locks` shows it (a `->` line with the file's inode): the positive sign that a save waits for the
-/// file lock. Returns whether one was seen within `timeout` seconds.
-func waitForLockWaiter(on path: String, timeout: Double = 30) throws -> Bool {
-    let inode = try #require(FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64)
+/// Waits until a save of `defaults` has found the file lock held and is waiting for it: the positive sign that
+/// a save waits for the lock. Returns whether that was seen within `timeout` seconds.
+func waitForLockWaiter(_ defaults: Defaults, timeout: Double = 30) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     repeat {
-        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/locks"))
-        let table = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
-        try handle.close()
-        for line in table.split(separator: "\n") where line.contains("-> FLOCK") && line.contains(":\(inode) ") {
-            return true
-        }
-        usleep(2000)
+        if defaults.store.lockWaitCount > 0 { return true }
+        usleep(1000)
     } while Date() < deadline
     return false
 }

@@ -332,16 +332,21 @@ struct DurableFile: Sendable {
     /// - Throws: ``DefaultsError/Code-swift.struct/lockTimeout`` naming the lock file and (on Linux) the
     ///   holder's pid when the deadline passed; ``DefaultsError/Code-swift.struct/writeFailed`` when the lock
     ///   file cannot be opened or locked.
-    func lock(timeout: Duration) throws(DefaultsError) -> Int32 {
+    func lock(timeout: Duration, onWait: () -> Void = {}) throws(DefaultsError) -> Int32 {
         let fd = Sys.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if fd < 0 { throw failure(.writeFailed, "cannot open the lock file", errno: Sys.errno, path: lockPath) }
         let (seconds, attoseconds) = timeout.components
         let budget = seconds < 0 ? 0 : UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
         let deadline = Sys.monotonicNanoseconds() &+ budget
         var pause: UInt64 = 1_000_000
+        var waited = false
         while Sys.tryLockExclusive(fd) != 0 {
             let code = Sys.errno
             let now = Sys.monotonicNanoseconds()
+            if !waited && Sys.isLockBusy(code) {
+                waited = true
+                onWait()
+            }
             guard Sys.isLockBusy(code), now < deadline else {
                 let holders = Sys.isLockBusy(code) ? Sys.flockHolders(of: fd) : []
                 close(fd)

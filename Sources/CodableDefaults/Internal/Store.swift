@@ -68,6 +68,10 @@ final class Store: @unchecked Sendable {
     private var loadFailure: DefaultsError?
     /// How many times the file was written (for tests and benchmarks).
     private(set) var writeCount = 0
+    /// How many times taking the file lock found it held by another process or thread and had to wait (for
+    /// tests: the positive sign that a save is waiting for the lock).
+    var lockWaitCount: Int { lock.withLock { lockWaits } }
+    private var lockWaits = 0
     /// How many times the file was read and parsed (for tests: the store's own writes must not cause one).
     var readCount: Int { lock.withLock { reads } }
     private var reads = 0
@@ -103,13 +107,18 @@ final class Store: @unchecked Sendable {
         if let notDurable = lock.withLock({ unsyncedDirectory }) { report(notDurable) }
         if !file.leftoverTemporaries().isEmpty {
             do {
-                let fd = try file.lock(timeout: options.lockTimeout)
+                let fd = try lockFile(file)
                 defer { file.unlock(fd) }
                 _ = try file.removeLeftoverTemporaries()
             } catch {
                 report(error)
             }
         }
+    }
+
+    /// Takes the file lock, waiting at most `options.lockTimeout`. Call without holding ``lock``.
+    private func lockFile(_ file: DurableFile) throws(DefaultsError) -> Int32 {
+        try file.lock(timeout: options.lockTimeout) { lock.withLock { lockWaits += 1 } }
     }
 
     /// Whether an error means the file's content is bad (as opposed to it being unreachable).
@@ -123,7 +132,7 @@ final class Store: @unchecked Sendable {
     private func moveAside(
         _ file: DurableFile, because error: DefaultsError, keepingState: Bool
     ) throws(DefaultsError) -> (path: String, report: DefaultsError) {
-        let fd = try file.lock(timeout: options.lockTimeout)
+        let fd = try lockFile(file)
         defer { file.unlock(fd) }
         let aside = try file.moveAside()
         let next =
@@ -149,7 +158,7 @@ final class Store: @unchecked Sendable {
             throw DefaultsError(.invalidArgument, "two migrations have version \(step.version)", path: file.path)
         }
         try file.createDirectory()
-        let fd = try file.lock(timeout: options.lockTimeout)
+        let fd = try lockFile(file)
         defer { file.unlock(fd) }
         guard let (bytes, identity) = try file.read(maxSize: maxFileSize) else { return nil }
         // A 0-byte file holds nothing to migrate: it is a new file, which every save stamps with the version.
@@ -847,7 +856,7 @@ final class Store: @unchecked Sendable {
 
         // 2. Under the file lock: merge what other writers saved, then write.
         try file.createDirectory()
-        let lockFD = try file.lock(timeout: options.lockTimeout)
+        let lockFD = try lockFile(file)
         defer { file.unlock(lockFD) }
         let identity = try file.currentIdentity()
         if identity != lock.withLock({ diskIdentity }) {
