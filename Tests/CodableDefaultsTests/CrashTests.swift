@@ -91,7 +91,7 @@ import Testing
             #expect(remaining.isEmpty, "iteration \(iteration): leftover temporary files \(remaining)")
             known = found
         }
-        print(
+        testLog(
             """
             crash test: \(Self.kills) kills, \(stats.lost) lost; \(stats.acknowledged) generations acknowledged, \
             \(stats.ahead) kills between rename and acknowledgement, \(stats.leftovers) leftover temporary \

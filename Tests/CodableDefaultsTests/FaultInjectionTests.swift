@@ -86,7 +86,7 @@ import Testing
                 #expect(!fsyncedAgain, "a failed fsync is not retried on the same temporary file")
             }
         }
-        print(
+        testLog(
             "fault injection: \(target.name) -> \(fault.errorName): \(error.description) (recovered on the next flush)")
     }
 
@@ -237,7 +237,7 @@ import Testing
             $0.index < fsync.index && $0.name.hasPrefix("write") && $0.line.contains(temporary)
         }
         #expect(!writes.isEmpty && writes.allSatisfy { !$0.line.contains("= -1") })
-        print(
+        testLog(
             "save order: open(O_EXCL|O_NOFOLLOW) -> \(writes.count) write -> fsync -> close -> rename -> "
                 + "open(dir) -> fsync(dir), as strace saw it")
     }

@@ -224,7 +224,7 @@ import Testing
         let node = dir.file("settings.json")
         // A character device like /dev/null (1, 3); needs root and CAP_MKNOD.
         guard mknod(node.path, S_IFCHR | 0o600, dev_t((1 << 8) | 3)) == 0 else {
-            print("deviceNodeIsRefused: mknod is not allowed here (errno \(errno)); tested through /dev/null only")
+            testLog("deviceNodeIsRefused: mknod is not allowed here (errno \(errno)); tested through /dev/null only")
             return
         }
         let error = #expect(throws: DefaultsError.self) { try openFresh(node) }

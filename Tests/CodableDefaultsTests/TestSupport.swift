@@ -93,3 +93,10 @@ func waitForLockWaiter(_ defaults: Defaults, timeout: Double = 30) -> Bool {
     } while Date() < deadline
     return false
 }
+
+/// Prints a line about what a test measured (crash and fault-injection summaries) when the environment
+/// variable `CODABLE_DEFAULTS_TEST_LOG` is set, so that `swift test` stays quiet when it passes.
+func testLog(_ line: @autoclosure () -> String) {
+    guard ProcessInfo.processInfo.environment["CODABLE_DEFAULTS_TEST_LOG"] != nil else { return }
+    print(line())
+}
