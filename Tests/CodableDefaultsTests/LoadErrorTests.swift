@@ -57,6 +57,27 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.file("migrated.json.v0.bak").path))
     }
 
+    /// A file this store read with data in it, then found empty, is being rewritten in place by another program
+    /// (truncated, not yet written): a save must not take that for "every key removed" and write over it.
+    @Test func aFileEmptiedSinceItWasReadIsNotWrittenOver() throws {
+        let dir = try TemporaryDirectory()
+        try write("{\"name\": \"theirs\"}", to: dir.file())
+        let defaults = try openFresh(dir.file())
+        let handle = try FileHandle(forWritingTo: dir.file())
+        try handle.truncate(atOffset: 0)
+        defaults[.count] = 1
+        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(error?.code == .invalidJSON, "\(String(describing: error))")
+        #expect(error?.message.contains("empty") == true, "\(String(describing: error))")
+        #expect(try bytes(dir.file()) == [], "the emptied file is not written over")
+        #expect(defaults.hasStoredValue(.count), "the change stays pending")
+        // The other program finishes its in-place write; the next save merges with it.
+        try handle.write(contentsOf: Data("{\"name\": \"new\"}".utf8))
+        try handle.close()
+        try defaults.flush()
+        #expect(try text(dir.file()) == "{\n  \"count\": 1,\n  \"name\": \"new\"\n}\n")
+    }
+
     @Test func invalidUTF8IsRefused() throws {
         let dir = try TemporaryDirectory()
         try Data([0x7B, 0x22, 0x61, 0xFF, 0x22, 0x3A, 0x31, 0x7D]).write(to: dir.file())

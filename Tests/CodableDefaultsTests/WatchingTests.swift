@@ -67,15 +67,17 @@ import Testing
     @Test func rewritingTheFileInPlaceIsNoticed() async throws {
         let dir = try TemporaryDirectory()
         try write("{\"count\": 1}", to: dir.file())
-        let (_, seen, token) = try observed(dir.file())
+        let (mine, seen, token) = try observed(dir.file())
+        // A watcher that looks between the truncation and the write finds an emptied file: it reports it
+        // (here) and keeps its state, so observers hear only of the new value.
+        let errors = ErrorLog()
+        mine.onError = errors.handler
         let handle = try FileHandle(forWritingTo: dir.file())
         try handle.truncate(atOffset: 0)
         try handle.write(contentsOf: Data("{\"count\": 2}".utf8))
         try handle.close()
-        // A watcher that looks between the truncation and the write sees an empty file, which is an empty
-        // store: observers may hear of that state too, but the last thing they hear is the new value.
-        #expect(try await eventually { seen.values.last == 2 })
-        #expect(seen.values.allSatisfy { $0 == 0 || $0 == 2 }, "\(seen.values)")
+        #expect(try await eventually { seen.values == [2] })
+        #expect(errors.errors.allSatisfy { $0.code == .invalidJSON }, "\(errors.errors)")
         _ = token
     }
 

@@ -673,15 +673,27 @@ final class Store: @unchecked Sendable {
     /// Reads and parses the file. Returns `nil` when there is no file.
     private func readFile(_ file: DurableFile) throws(DefaultsError) -> ([DocumentMember], FileIdentity?)? {
         guard let (bytes, identity) = try file.read(maxSize: maxFileSize) else { return nil }
-        lock.withLock { reads += 1 }
-        return (try parse(bytes, file: file), identity)
+        let knewData = lock.withLock {
+            reads += 1
+            return diskIdentity.map { $0.size > 0 } ?? false
+        }
+        guard bytes.isEmpty else { return (try parse(bytes, file: file), identity) }
+        // A 0-byte file (`touch settings.json`) holds no data to lose: an empty store. But a file that held data
+        // when this store last read or wrote it and is empty now is most likely being rewritten in place by
+        // another program (truncated, not yet written): taking it as "every key removed" would let a save
+        // write over what that program is about to write. It is refused like a file that does not parse.
+        guard !knewData else {
+            throw DefaultsError(
+                .invalidJSON,
+                "the store file is empty, but it held data when this store last read it (another program may be "
+                    + "rewriting it in place); it is not written over until it holds a JSON object again",
+                path: file.path, line: 1, column: 1)
+        }
+        return ([], identity)
     }
 
     /// Parses the file's bytes, turning a scanner error into a ``DefaultsError`` with path, line and column.
     private func parse(_ bytes: [UInt8], file: DurableFile) throws(DefaultsError) -> [DocumentMember] {
-        // A 0-byte file (`touch settings.json`) holds no data to lose: it is an empty store. Whitespace alone is
-        // not JSON and stays an error.
-        if bytes.isEmpty { return [] }
         let members: [DocumentMember]
         do {
             members = try Document.parse(bytes, maxDepth: maxDepth)
