@@ -38,7 +38,8 @@ extension Defaults {
         /// How long a save (or a migration, a move aside, the clean-up of leftover temporary files) waits for
         /// another process to release the sidecar lock file before it fails with
         /// ``DefaultsError/Code-swift.struct/lockTimeout``; the changes then stay pending for the next save.
-        /// Zero or less tries once. Default: 10 seconds.
+        /// Any duration is accepted: zero or less tries the lock once, without waiting; a duration too long to
+        /// represent in nanoseconds waits without bound. Default: 10 seconds.
         public var lockTimeout: Duration
 
         /// Creates options; every parameter has the default described on its property.

@@ -75,6 +75,28 @@ import Testing
         #expect(timer.failed(at: late) == DispatchTime(uptimeNanoseconds: .max))
     }
 
+    /// Any lock timeout is accepted: zero or less tries the lock once, a huge one waits without overflowing.
+    @Test func lockTimeoutTakesAnyDuration() throws {
+        let dir = try TemporaryDirectory()
+        for (name, timeout) in [("negative", Duration.milliseconds(-5)), ("huge", .seconds(Int64.max))] {
+            let url = dir.file("\(name).json")
+            let defaults = try openFresh(url, saveMode: .manual, options: .init(lockTimeout: timeout))
+            defaults[.count] = 1
+            try defaults.flush()
+            #expect(try text(url) == "{\n  \"count\": 1\n}\n", "\(name)")
+        }
+        // Held by another open file description (flock locks conflict between them, even in one process).
+        let url = dir.file("negative.json")
+        let holder = open(dir.path + "/.negative.json.lock", O_RDWR)
+        #expect(holder >= 0 && flock(holder, LOCK_EX) == 0)
+        defer { close(holder) }
+        let defaults = try openFresh(url, saveMode: .manual, options: .init(lockTimeout: .milliseconds(-5)))
+        defaults[.count] = 2
+        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(error?.code == .lockTimeout, "tried once and failed at once: \(String(describing: error))")
+        defaults.discardUnsavedChanges()
+    }
+
     @Test func lastReferenceGoingAwayWritesPendingChanges() throws {
         let dir = try TemporaryDirectory()
         do {

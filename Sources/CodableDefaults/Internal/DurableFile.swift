@@ -335,9 +335,7 @@ struct DurableFile: Sendable {
     func lock(timeout: Duration, onWait: () -> Void = {}) throws(DefaultsError) -> Int32 {
         let fd = Sys.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if fd < 0 { throw failure(.writeFailed, "cannot open the lock file", errno: Sys.errno, path: lockPath) }
-        let (seconds, attoseconds) = timeout.components
-        let budget = seconds < 0 ? 0 : UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(attoseconds / 1_000_000_000)
-        let deadline = Sys.monotonicNanoseconds() &+ budget
+        let deadline = Sys.monotonicNanoseconds().saturatingAdd(timeout.nanoseconds())
         var pause: UInt64 = 1_000_000
         var waited = false
         while Sys.tryLockExclusive(fd) != 0 {

@@ -1299,16 +1299,11 @@ struct SaveTimer {
     /// A duration in nanoseconds, clamped to `0...maximumDelay` (a negative duration is no delay), with no
     /// arithmetic that can overflow.
     static func nanoseconds(_ duration: Duration) -> UInt64 {
-        let (seconds, attoseconds) = duration.components
-        // Both components have the sign of the whole duration (or are 0); `attoseconds` is under a second.
-        guard seconds >= 0, attoseconds >= 0 else { return 0 }
-        guard seconds < Int64(maximumDelay / 1_000_000_000) else { return maximumDelay }
-        return min(UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000), maximumDelay)
+        duration.nanoseconds(clampedTo: maximumDelay)
     }
 
     /// `a + b`, or the largest time when that overflows.
     private static func adding(_ a: UInt64, _ b: UInt64) -> UInt64 {
-        let (sum, overflow) = a.addingReportingOverflow(b)
-        return overflow ? .max : sum
+        a.saturatingAdd(b)
     }
 }
