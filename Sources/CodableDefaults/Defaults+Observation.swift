@@ -138,8 +138,10 @@ extension Defaults {
 
 /// A registered observation: it lasts until ``cancel()`` is called or the token is released.
 ///
-/// `Sendable`: cancel from any thread. Once ``cancel()`` returns, the handler is never called again (a
-/// call running on another thread is waited for; cancelling from inside the handler is fine).
+/// `Sendable`: cancel from any thread. Once ``cancel()`` returns, the handler is never called again: a call
+/// running on another thread is waited for, except when ``cancel()`` is itself called from inside a handler
+/// (this observer's or any other's, of any store), which never waits, so handlers that cancel each other cannot
+/// deadlock; the cancelled handler may then finish the call it is in, and is not called after it.
 ///
 /// A token keeps its store open (and its file watched): observing a store you no longer hold any other
 /// reference to still works.

@@ -53,8 +53,9 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// A value could not be encoded as JSON, or its JSON nests deeper than
         /// ``Defaults/Options/maximumDepth`` allows in the file; it was not stored.
         public static let encodingFailed = Code(rawValue: "encodingFailed")
-        /// An unreadable store file was renamed aside (``DefaultsError/path`` is its new path) and the store
-        /// started empty, as ``Defaults/UnreadableFilePolicy/moveAside`` asks.
+        /// An unreadable store file was renamed aside (``DefaultsError/path`` is its new path): at opening, as
+        /// ``Defaults/UnreadableFilePolicy/moveAside`` asks, the store then starts empty; by
+        /// ``Defaults/moveAsideUnreadableFile()``, the store keeps its state and writes it in the file's place.
         public static let fileMovedAside = Code(rawValue: "fileMovedAside")
         /// A migration step threw; the file is untouched and the store did not open.
         public static let migrationFailed = Code(rawValue: "migrationFailed")
@@ -65,7 +66,9 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// A key is longer than ``Defaults/Options/maximumKeyLength``: in the file (which is then not opened)
         /// or given to a setter (which then stores nothing).
         public static let keyTooLong = Code(rawValue: "keyTooLong")
-        /// A path or name given to the API is not acceptable.
+        /// An argument given to the API is not acceptable: a URL that is not a file URL or names no file, an
+        /// invalid suite name, a negative limit in ``Defaults/Options``, migrations with a version below 1 or
+        /// two with one version, or a migration step that opens the store it is migrating.
         public static let invalidArgument = Code(rawValue: "invalidArgument")
     }
 
