@@ -25,7 +25,7 @@ extension Defaults {
         /// Files whose arrays and objects nest deeper than this are refused (`invalidJSON`); the file's
         /// top-level object is level 1. A value that would nest deeper in the file is refused before it is
         /// written (``DefaultsError/Code-swift.struct/encodingFailed``), so a store never writes a file it
-        /// would refuse to open. Default: 512. A negative limit makes opening throw `invalidArgument`.
+        /// would refuse to open. Default: 512. A limit under 1 makes opening throw `invalidArgument`.
         public var maximumDepth: Int
         /// Keys longer than this many bytes of UTF-8 are refused, in the file (opening fails with
         /// ``DefaultsError/Code-swift.struct/keyTooLong``) and when set (the set is refused with that error).
@@ -67,15 +67,16 @@ extension Defaults {
         /// The default options.
         public static let `default` = Options()
 
-        /// Refuses limits no file could meet (negative ones), naming the option and the file.
+        /// Refuses limits no file could meet (a negative one, or a depth under 1), naming the option and the file.
         func check(path: String) throws(DefaultsError) {
+            // The file's top-level object is level 1, so a depth limit under 1 would refuse every file.
             let limits = [
-                ("maximumFileSize", maximumFileSize), ("maximumDepth", maximumDepth),
-                ("maximumKeyLength", maximumKeyLength),
+                ("maximumFileSize", maximumFileSize, 0), ("maximumDepth", maximumDepth, 1),
+                ("maximumKeyLength", maximumKeyLength, 0),
             ]
-            for (name, value) in limits where value < 0 {
+            for (name, value, least) in limits where value < least {
                 throw DefaultsError(
-                    .invalidArgument, "the option \(name) is \(value); it must be 0 or more", path: path)
+                    .invalidArgument, "the option \(name) is \(value); it must be \(least) or more", path: path)
             }
         }
     }

@@ -104,9 +104,10 @@ import Testing
         #expect(error?.path == dir.file().path)
     }
 
-    /// A negative limit is refused when opening, with the option's name, rather than refusing every file.
+    /// A limit no file could meet (a negative one, a depth under 1: the top-level object is level 1) is refused
+    /// when opening, with the option's name, rather than refusing every file.
     @Test(arguments: [
-        Defaults.Options(maximumFileSize: -1), Defaults.Options(maximumDepth: -1),
+        Defaults.Options(maximumFileSize: -1), Defaults.Options(maximumDepth: -1), Defaults.Options(maximumDepth: 0),
         Defaults.Options(maximumKeyLength: Int.min),
     ])
     func negativeLimitsAreRefused(options: Defaults.Options) throws {
