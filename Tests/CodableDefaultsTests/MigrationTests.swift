@@ -162,6 +162,23 @@ import Testing
         values["volume"] = values.removeValue(forKey: "soundLevel")
     }
 
+    /// A save that wrote the schema version into memory and then failed leaves it to discard; observers are
+    /// never told of the reserved member, which is not a key.
+    @Test func discardingAfterAFailedSaveDoesNotReportTheSchemaVersion() throws {
+        let dir = try TemporaryDirectory()
+        let options = Defaults.Options(maximumFileSize: 40, migrations: [Self.readmeMigration])
+        let defaults = try openFresh(dir.file(), options: options)
+        let heard = Recorder<Set<String>>()
+        let token = defaults.observeAll { heard.append($0) }
+        defaults[.token] = String(repeating: "x", count: 64)
+        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(error?.code == .fileTooLarge)
+        defaults.discardUnsavedChanges()
+        #expect(heard.values.last == ["token"], "\(heard.values)")
+        #expect(!heard.values.contains { $0.contains(Defaults.schemaVersionKey) }, "\(heard.values)")
+        _ = token
+    }
+
     @Test func aFileDeletedAfterOpeningIsWrittenWithTheSchemaVersion() throws {
         let dir = try TemporaryDirectory()
         try write("{\"$schemaVersion\": 1, \"volume\": 0.8}", to: dir.file())

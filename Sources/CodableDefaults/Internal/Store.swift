@@ -432,7 +432,7 @@ final class Store: @unchecked Sendable {
                 cell.stored = cell.saved.map { .raw($0) } ?? .absent
                 cell.version &+= 1
                 requeueIfNeeded(cell)
-                names.insert(MemberName(cell.name))
+                if !cell.isReserved { names.insert(MemberName(cell.name)) }
             }
             dirty.removeAll()
             // The image may hold the discarded values (assembled by a save whose write failed).
@@ -645,9 +645,10 @@ final class Store: @unchecked Sendable {
     /// The cell for `name`, created on first use. Call with the lock held.
     @inline(__always)
     private func cell(named name: String) -> Cell {
-        if let cell = cells[MemberName(name)] { return cell }
+        let key = MemberName(name)
+        if let cell = cells[key] { return cell }
         let cell = Cell(name: name)
-        cells[MemberName(name)] = cell
+        cells[key] = cell
         return cell
     }
 
@@ -951,6 +952,9 @@ final class Store: @unchecked Sendable {
     ///
     /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` naming the key and the limit.
     func checkDepth(of fragment: [UInt8], key: String) throws(DefaultsError) {
+        // Every level takes an opening and a closing bracket: a short value cannot nest too deep, and is not
+        // scanned.
+        guard fragment.count / 2 >= maxDepth else { return }
         let depth = Document.nestingDepth(of: fragment)
         guard depth >= maxDepth else { return }
         throw DefaultsError(
