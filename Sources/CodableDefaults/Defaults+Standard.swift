@@ -131,13 +131,16 @@ extension Defaults {
     public var loadError: DefaultsError? { store.loadError }
 
     /// Opens a store without throwing: a file that fails to load gives an empty store that reports the error
-    /// and never writes over the file.
-    static func open(tolerating url: URL, arguments: [String]?) -> Defaults {
+    /// (to `onError` when given, installed before the file is read) and never writes over the file.
+    static func open(
+        tolerating url: URL, arguments: [String]?, onError: (@Sendable (DefaultsError) -> Void)? = nil
+    ) -> Defaults {
         do {
-            return try Defaults(url: url, arguments: arguments, toleratingLoadFailure: true)
+            return try Defaults(url: url, arguments: arguments, onError: onError, toleratingLoadFailure: true)
         } catch {
             // Only a URL that is not a file URL gets here; `standard` always builds one. Serve memory only.
             let defaults = Defaults(store: Store(path: nil, options: .default), saveMode: .manual, url: nil)
+            if let onError { defaults.onError = onError }
             defaults.store.setLoadError(error)
             defaults.store.report(error)
             return defaults

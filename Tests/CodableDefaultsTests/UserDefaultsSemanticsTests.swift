@@ -253,10 +253,10 @@ import Testing
         let dir = try TemporaryDirectory()
         try write("{\"count\": 1,", to: dir.file())
         let before = try bytes(dir.file())
-        let defaults = Defaults.open(tolerating: dir.file(), arguments: ["p"])
         let errors = ErrorLog()
-        defaults.onError = errors.handler
+        let defaults = Defaults.open(tolerating: dir.file(), arguments: ["p"], onError: errors.handler)
         #expect(defaults.loadError?.code == .invalidJSON)
+        #expect(errors.errors.map(\.code) == [.invalidJSON], "the load error is reported once")
         #expect(defaults[.count] == 0)
         defaults.register(defaults: ["count": 5])
         #expect(defaults[.count] == 5)
