@@ -129,11 +129,21 @@ extension Defaults {
     /// Moves a store file that no longer parses out of the way and writes the store's current state in its
     /// place: the explicit recovery after an outside edit broke the file.
     ///
-    /// The broken file is renamed to `<name>.corrupt-<timestamp>` beside it (never deleted). If the file
-    /// parses, nothing is moved and this is a ``flush()``.
+    /// The broken file is renamed to `<name>.corrupt-<timestamp>` beside it (never deleted), a
+    /// ``DefaultsError/Code-swift.struct/fileMovedAside`` notice naming both files goes to ``onError``, and
+    /// the store's state is written in its place. If the file parses, nothing is moved and this is a
+    /// ``flush()``.
+    ///
+    /// Once the rename succeeded the file counts as moved, even if flushing its directory then fails: the
+    /// store keeps its state and writes it, and that write flushes the directory again. Only if that flush
+    /// fails too does this throw ``DefaultsError/Code-swift.struct/notDurable`` (the file is moved and the
+    /// state written, but a power loss may undo them); later saves retry the flush, as after any
+    /// `notDurable`.
     ///
     /// - Returns: The URL the broken file was moved to, or `nil` when nothing was moved.
-    /// - Throws: ``DefaultsError`` when renaming or writing fails.
+    /// - Throws: ``DefaultsError``: `writeFailed` when the rename fails (the file is where it was, the state
+    ///   unchanged), `notDurable` as above, or what ``flush()`` throws when writing the state fails (the file
+    ///   is then moved, and the state stays pending).
     @discardableResult
     public func moveAsideUnreadableFile() throws(DefaultsError) -> URL? {
         let moved = try store.moveAsideUnreadableFile()

@@ -5,7 +5,7 @@
 //
 // USAGE
 //   codable-defaults-fixture writer PATH [--seconds S] [--generations N]
-//   codable-defaults-fixture serve PATH [--save-mode manual|immediate|idle:MS]
+//   codable-defaults-fixture serve PATH [--save-mode manual|immediate|idle:MS] [--unreadable-file throw|move-aside]
 //   codable-defaults-fixture state G
 //   codable-defaults-fixture standard [-greeting VALUE]   (Defaults.standard: prints its path and greeting)
 //
@@ -23,13 +23,19 @@
 //   a harness that would rather not recompute it.
 //
 // SERVE MODE (command mode, for multi-process and fault-injection tests)
-//   Opens PATH (save mode `manual` unless given) and prints `ready PID`. Then reads commands, one per line,
+//   Opens PATH (save mode `manual` unless given; an unreadable file throws unless `--unreadable-file
+//   move-aside`) and prints `ready PID`; what opening reports to the error handler (a `fileMovedAside`
+//   notice, say) comes first, as `error JSON` lines. Then reads commands, one per line,
 //   from standard input and answers each with exactly one line, in order:
 //     set KEY JSON      -> ok                      stores the JSON value (any JSON text) under KEY
 //     remove KEY        -> ok                      removes KEY's stored value
 //     flush             -> ok | error JSON         writes pending changes durably
 //     reload            -> ok | error JSON         re-reads the file (other processes' writes)
 //     discard           -> ok                      forgets the changes not yet written
+//     moveaside         -> moved PATH | none | error JSON
+//                                                  `moveAsideUnreadableFile()`: where the file went, or
+//                                                  none when it parses; what it reports to the error
+//                                                  handler comes first, as `error JSON` lines
 //     get KEY           -> value KEY JSON | none KEY
 //     keys              -> keys K1 K2 ...          the stored keys, in file order
 //     observe KEY       -> ok                      then, whenever KEY's value changes (a set here, or
@@ -142,12 +148,13 @@ enum WriterState {
     }
 }
 
-/// Opens the store at `path`, or prints the error and exits with status 1.
-func open(_ path: String, saveMode: Defaults.SaveMode) -> Defaults {
+/// Opens the store at `path`, or prints the error and exits with status 1. Errors reported to the store's
+/// handler, from opening on, are printed as `error JSON` lines.
+func open(_ path: String, saveMode: Defaults.SaveMode, options: Defaults.Options = .default) -> Defaults {
     do {
-        let defaults = try Defaults(url: URL(fileURLWithPath: path), saveMode: saveMode)
-        defaults.onError = { error in output.line(errorLine(error)) }
-        return defaults
+        return try Defaults(url: URL(fileURLWithPath: path), saveMode: saveMode, options: options) { error in
+            output.line(errorLine(error))
+        }
     } catch {
         output.line(errorLine(error))
         exit(1)
@@ -193,8 +200,8 @@ func parseJSON(_ text: String) -> JSONValue? {
 }
 
 /// The command mode: answers one line per command read from standard input.
-func runServer(path: String, saveMode: Defaults.SaveMode) -> Never {
-    let defaults = open(path, saveMode: saveMode)
+func runServer(path: String, saveMode: Defaults.SaveMode, options: Defaults.Options) -> Never {
+    let defaults = open(path, saveMode: saveMode, options: options)
     var tokens: [ObservationToken] = []
     output.line("ready \(getpid())")
     while let line = readLine(strippingNewline: true) {
@@ -223,6 +230,13 @@ func runServer(path: String, saveMode: Defaults.SaveMode) -> Never {
         case ("discard", nil):
             defaults.discardUnsavedChanges()
             output.line("ok")
+        case ("moveaside", nil):
+            do {
+                let moved = try defaults.moveAsideUnreadableFile()
+                output.line(moved.map { "moved \($0.path)" } ?? "none")
+            } catch {
+                output.line(errorLine(error))
+            }
         case ("reload", nil):
             do {
                 try defaults.reload()
@@ -280,7 +294,9 @@ case "writer":
     let generations = option("--generations", in: rest).flatMap(Int.init) ?? Int.max
     runWriter(path: path, seconds: seconds, generations: generations)
 case "serve":
-    guard let path = rest.first else { usage("usage: serve PATH [--save-mode manual|immediate|idle:MS]") }
+    guard let path = rest.first else {
+        usage("usage: serve PATH [--save-mode manual|immediate|idle:MS] [--unreadable-file throw|move-aside]")
+    }
     var saveMode = Defaults.SaveMode.manual
     if let text = option("--save-mode", in: rest) {
         if text == "manual" {
@@ -293,7 +309,13 @@ case "serve":
             usage("unknown save mode: \(text)")
         }
     }
-    runServer(path: path, saveMode: saveMode)
+    var options = Defaults.Options.default
+    switch option("--unreadable-file", in: rest) {
+    case nil, "throw": break
+    case "move-aside": options.unreadableFile = .moveAside
+    case let text?: usage("unknown unreadable-file policy: \(text)")
+    }
+    runServer(path: path, saveMode: saveMode, options: options)
 case "standard":
     // Uses `Defaults.standard` as a program would: its file, its argument domain from this command line.
     // Prints the standard store's path, then `greeting` as the argument domain makes it, then stores

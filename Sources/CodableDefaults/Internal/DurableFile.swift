@@ -269,9 +269,15 @@ struct DurableFile: Sendable {
     /// Renames the file to `<name>.corrupt-<timestamp>` (with a counter if that exists) and `fsync`s the
     /// directory. Call holding the lock.
     ///
-    /// - Returns: The new path.
-    /// - Throws: ``DefaultsError/Code-swift.struct/writeFailed`` with the `errno`.
-    func moveAside() throws(DefaultsError) -> String {
+    /// As with ``write(_:)``, once the rename succeeded the file is moved: a failure to flush the directory
+    /// after it is returned, not thrown (the move may not survive a power loss until a later
+    /// ``syncDirectory()`` succeeds).
+    ///
+    /// - Returns: The new path, and the ``DefaultsError/Code-swift.struct/notDurable`` error when the
+    ///   directory could not be flushed.
+    /// - Throws: ``DefaultsError/Code-swift.struct/writeFailed`` with the `errno` when the rename fails; the
+    ///   file is then where it was.
+    func moveAside() throws(DefaultsError) -> (path: String, notDurable: DefaultsError?) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var time = tm()
@@ -290,24 +296,22 @@ struct DurableFile: Sendable {
         if rename(path, candidate) != 0 {
             throw failure(.writeFailed, "cannot move the unreadable store file aside", errno: Sys.errno)
         }
-        if let notDurable = syncDirectory() {
-            throw DefaultsError(
-                .writeFailed, "the file was moved aside to \(candidate), but " + notDurable.message, path: path,
-                errno: notDurable.errno)
-        }
-        return candidate
+        return (candidate, syncDirectory(after: "the unreadable store file \(path) was moved aside to \(candidate)"))
     }
 
     /// `fsync`s the directory so that a rename in it survives a power loss.
     ///
+    /// - Parameter done: What the rename did, for the error's message; `nil` for a save ("the changes were
+    ///   written to <path>").
     /// - Returns: `nil`, or the ``DefaultsError/Code-swift.struct/notDurable`` error naming the file, the
     ///   directory and the `errno` (opening the directory or its `fsync` failed).
-    func syncDirectory() -> DefaultsError? {
+    func syncDirectory(after done: String? = nil) -> DefaultsError? {
         func notDurable(_ what: String, _ code: Int32) -> DefaultsError {
             DefaultsError(
                 .notDurable,
-                "the changes were written to \(path), but \(what) \(directory) failed (\(Sys.describe(code))): "
-                    + "they may not survive a power loss", path: path, errno: code)
+                "\(done ?? "the changes were written to \(path)"), but \(what) \(directory) failed "
+                    + "(\(Sys.describe(code))): \(done == nil ? "they" : "it") may not survive a power loss",
+                path: path, errno: code)
         }
         let fd = Sys.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd < 0 { return notDurable("opening its directory", Sys.errno) }

@@ -96,6 +96,8 @@ final class Store: @unchecked Sendable {
         do throws(DefaultsError) {
             loaded = try options.migrations.isEmpty ? readFile(file) : migrate(file)
         } catch  where options.unreadableFile == .moveAside && Self.isUnreadableContent(error) {
+            // A failed directory flush after the rename does not undo the move: it is reported below, with the
+            // notice, and the next save retries it.
             report(try moveAside(file, because: error, keepingState: false).report)
             loaded = options.migrations.isEmpty ? nil : try migrate(file)
         }
@@ -129,12 +131,20 @@ final class Store: @unchecked Sendable {
     /// Renames an unreadable file to `<name>.corrupt-<timestamp>` under the file lock. Returns the new path
     /// and the error to report (the caller reports it once no lock is held), which says what the store does
     /// next: starts empty (opening), or keeps its state to write in the file's place (`keepingState`).
+    ///
+    /// Once the rename succeeded the file is moved, as a save's file is written: if flushing the directory
+    /// then fails, the store remembers it (`unsyncedDirectory`), so the next save or flush retries the flush
+    /// and throws ``DefaultsError/Code-swift.struct/notDurable`` until it succeeds.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/writeFailed`` when the rename fails (the file is where it
+    ///   was), or what taking the file lock throws.
     private func moveAside(
         _ file: DurableFile, because error: DefaultsError, keepingState: Bool
     ) throws(DefaultsError) -> (path: String, report: DefaultsError) {
         let fd = try lockFile(file)
         defer { file.unlock(fd) }
-        let aside = try file.moveAside()
+        let (aside, notDurable) = try file.moveAside()
+        lock.withLock { unsyncedDirectory = notDurable }
         let next =
             keepingState
             ? "the store kept its state, which is written in the file's place" : "the store started empty"
@@ -245,6 +255,9 @@ final class Store: @unchecked Sendable {
 
     /// Renames the file aside if it does not parse, so the next save writes the current state in its place.
     /// Returns the new path, or `nil` when the file parses (or is missing) and nothing was moved.
+    ///
+    /// Once the rename succeeded the state is kept to be written, whether or not the directory's flush
+    /// worked; a failed flush is left for the next save to retry (see ``moveAside(_:because:keepingState:)``).
     func moveAsideUnreadableFile() throws(DefaultsError) -> String? {
         guard let file else { return nil }
         let moved = try saveLock.withLock { () throws(DefaultsError) -> (path: String, report: DefaultsError)? in
