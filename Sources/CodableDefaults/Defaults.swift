@@ -96,7 +96,8 @@ public final class Defaults: Sendable {
     ///   (`invalidArgument`), or the file exists but cannot be read (`readFailed`, `notARegularFile`,
     ///   `fileTooLarge`) or parsed (`invalidJSON`, with line and column), or a migration fails
     ///   (`migrationFailed`, `unsupportedSchemaVersion`; `invalidArgument` when a migration step opens the
-    ///   store it is migrating). Nothing is ever written to a file that failed to load.
+    ///   store it is migrating, or a store whose opening on another thread waits for this one; see
+    ///   <doc:Migrations>). Nothing is ever written to a file that failed to load.
     public convenience init(
         url: URL, saveMode: SaveMode = .default, arguments: [String]? = nil, options: Options = .default,
         onError: (@Sendable (DefaultsError) -> Void)? = nil

@@ -146,3 +146,109 @@ import Testing
         #expect(errors.errors.count == 1)
     }
 }
+
+// MARK: Waits that could never end
+
+extension OpeningTests {
+    /// Two threads whose migration steps open each other's store: thread A loads `first.json` and its step
+    /// opens `second.json`, while thread B loads `second.json` and its step opens `first.json`. Each would
+    /// wait for the other's load for good; the second of the two waits is refused with `invalidArgument`
+    /// naming the path, and the other thread's open then goes on and succeeds.
+    @Test func crossedOpensOnTwoThreadsFailInsteadOfHanging() throws {
+        let dir = try TemporaryDirectory()
+        let first = try unmigratedFile(dir, "first.json")
+        let second = try unmigratedFile(dir, "second.json")
+        // Both steps run (both loads are under way) before either opens the other file.
+        let arrived = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+        func step(_ index: Int, opening other: URL) -> Defaults.Migration {
+            Defaults.Migration(to: 1) { _ in
+                arrived[index].signal()
+                if arrived[1 - index].wait(timeout: .now() + 30) == .timedOut {
+                    Issue.record("the other thread's step never ran")
+                }
+                _ = try Defaults(url: other, saveMode: .manual)
+            }
+        }
+        let results = LockedBox<[String: Result<Defaults, DefaultsError>]>([:])
+        let group = DispatchGroup()
+        for (index, (url, other)) in [(first, second), (second, first)].enumerated() {
+            let options = Defaults.Options(migrations: [step(index, opening: other)])
+            group.enter()
+            Thread {
+                let result = Result { () throws(DefaultsError) in
+                    try Defaults(url: url, saveMode: .manual, options: options)
+                }
+                results.withLock { $0[url.lastPathComponent] = result }
+                group.leave()
+            }.start()
+        }
+        try #require(group.wait(timeout: .now() + 30) == .success, "the crossed opens hang")
+        let outcome = results.withLock { $0 }
+        let failures = outcome.compactMap { name, result -> (String, DefaultsError)? in
+            if case .failure(let error) = result { return (name, error) }
+            return nil
+        }
+        #expect(failures.count == 1, "one of the two waits is refused: \(outcome)")
+        let (name, error) = try #require(failures.first)
+        let other = DurableFile.canonicalPath((name == "first.json" ? second : first).path)
+        #expect(error.code == .migrationFailed, "\(error)")
+        #expect(error.description.contains("a migration step cannot open a store whose opening waits for it"))
+        #expect(error.description.contains(other), "the error names the store whose opening waits: \(error)")
+    }
+
+    /// A chain of waits that is not a cycle still waits: thread C opens `first.json`, whose load (thread A)
+    /// waits in its step for `second.json`, whose load (thread B) is running a step. C and A wait, and every
+    /// open succeeds once B's step ends.
+    @Test func aChainOfWaitsThatIsNotACycleWaits() throws {
+        let dir = try TemporaryDirectory()
+        let first = try unmigratedFile(dir, "first.json")
+        let second = try unmigratedFile(dir, "second.json")
+        let firstPath = DurableFile.canonicalPath(first.path)
+        let secondPath = DurableFile.canonicalPath(second.path)
+        let secondInStep = DispatchSemaphore(value: 0)
+        let secondProceeds = DispatchSemaphore(value: 0)
+        let secondOptions = Defaults.Options(
+            migrations: [
+                Defaults.Migration(to: 1) { _ in
+                    secondInStep.signal()
+                    if secondProceeds.wait(timeout: .now() + 30) == .timedOut { Issue.record("never told to proceed") }
+                }
+            ])
+        let firstInStep = DispatchSemaphore(value: 0)
+        let firstOptions = Defaults.Options(
+            migrations: [
+                Defaults.Migration(to: 1) { _ in
+                    firstInStep.signal()
+                    _ = try Defaults(url: second, saveMode: .manual)
+                }
+            ])
+        let failures = LockedBox<[DefaultsError]>([])
+        let group = DispatchGroup()
+        func open(_ url: URL, _ options: Defaults.Options) {
+            group.enter()
+            Thread {
+                do throws(DefaultsError) {
+                    _ = try Defaults(url: url, saveMode: .manual, options: options)
+                } catch {
+                    failures.withLock { $0.append(error) }
+                }
+                group.leave()
+            }.start()
+        }
+        open(second, secondOptions)
+        #expect(secondInStep.wait(timeout: .now() + 30) == .success, "B never ran its step")
+        open(first, firstOptions)
+        #expect(firstInStep.wait(timeout: .now() + 30) == .success, "A never ran its step")
+        func waitForWaiter(on path: String) -> Bool {
+            let deadline = Date().addingTimeInterval(30)
+            while StoreRegistry.waiterCount(for: path) < 1 && Date() < deadline { usleep(1000) }
+            return StoreRegistry.waiterCount(for: path) == 1
+        }
+        #expect(waitForWaiter(on: secondPath), "A waits for B's load")
+        open(first, .default)
+        #expect(waitForWaiter(on: firstPath), "C waits for A's load")
+        secondProceeds.signal()
+        try #require(group.wait(timeout: .now() + 30) == .success, "the opens hang")
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+    }
+}

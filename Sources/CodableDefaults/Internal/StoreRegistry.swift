@@ -19,9 +19,20 @@ final class WeakStore {
 ///
 /// A store is loaded (its file read, migrated, moved aside: user code may run) with no lock held. While it
 /// loads, its path has a loading entry: another thread opening the same path waits for that load and then
-/// gets the same store (or, if the load failed, makes its own attempt), so one path never has two stores. A
-/// load that opens its own path again on the same thread (a migration step or error handler that opens the
-/// store being opened) gets an error instead of waiting for itself.
+/// gets the same store (or, if the load failed, makes its own attempt), so one path never has two stores.
+/// The wait has no time limit (a migration may take long).
+///
+/// A wait that could never end is refused with an `invalidArgument` error instead: the registry records
+/// which thread runs each load and which load each waiting thread waits for, and a thread may not wait for a
+/// load whose thread waits, directly or through other loads, for one this thread runs. That covers a load
+/// that opens its own path again on the same thread (a migration step or error handler that opens the store
+/// being opened), and crossed opens: thread A opening P1 whose step opens P2 while thread B opens P2 whose
+/// step opens P1 (the second of the two waits is refused).
+///
+/// What the registry cannot see is a thread blocked outside it: a step that waits for another thread
+/// (`DispatchQueue.global().sync { try Defaults(url: sameURL) }`) which opens the store being loaded blocks
+/// both threads for good. A migration step or error handler must not wait for another thread that opens the
+/// same store.
 enum StoreRegistry {
     /// A path's entry: its open store, or the load under way.
     private enum Entry {
@@ -43,15 +54,20 @@ enum StoreRegistry {
         case wait(Loading)
         case load(Loading)
         case reentered
+        case crossed
     }
 
     private static let lock = Lock()
     nonisolated(unsafe) private static var entries: [String: Entry] = [:]
+    /// The load each waiting thread waits for, while it waits. A thread waits for one load at a time.
+    nonisolated(unsafe) private static var waits: [(thread: pthread_t, loading: Loading)] = []
     nonisolated(unsafe) private static var exitHookInstalled = false
 
     /// The open store for `path`, or a new one made by `open` (called without the registry's lock).
     ///
-    /// - Throws: What `open` throws, or `invalidArgument` when `open` itself, on this thread, opens `path`.
+    /// - Throws: What `open` throws, or `invalidArgument` when waiting for the load of `path` under way would
+    ///   never end: `open` itself, on this thread, opens `path`, or the load's thread waits for a load that
+    ///   this thread runs.
     static func store(
         for path: String, open: () throws(DefaultsError) -> Store
     ) throws(DefaultsError) -> Store {
@@ -62,7 +78,9 @@ enum StoreRegistry {
                     if let store = weak.store { return .found(store) }
                 case .loading(let loading)?:
                     if pthread_equal(loading.thread, pthread_self()) != 0 { return .reentered }
+                    if waitCloses(loading) { return .crossed }
                     loading.waiters += 1
+                    waits.append((pthread_self(), loading))
                     return .wait(loading)
                 case nil:
                     break
@@ -81,9 +99,18 @@ enum StoreRegistry {
                     "the store was opened again while it was being opened, on the same thread (by a migration step "
                         + "or an error handler); a migration step cannot open the store it is migrating",
                     path: path)
+            case .crossed:
+                throw DefaultsError(
+                    .invalidArgument,
+                    "the store is being opened by another thread whose opening waits for a store this thread is "
+                        + "opening (each side's migration step or error handler opens the other's store); a "
+                        + "migration step cannot open a store whose opening waits for it", path: path)
             case .wait(let loading):
                 loading.done.wait()
-                lock.withLock { loading.waiters -= 1 }
+                lock.withLock {
+                    loading.waiters -= 1
+                    waits.removeAll { pthread_equal($0.thread, pthread_self()) != 0 }
+                }
             case .load(let loading):
                 defer { loading.done.leave() }
                 let store: Store
@@ -97,6 +124,19 @@ enum StoreRegistry {
                 return store
             }
         }
+    }
+
+    /// Whether this thread waiting for `loading` would close a cycle of waits: following, from the thread
+    /// that runs `loading`, the load each thread waits for leads back to this thread. Call with the lock held.
+    private static func waitCloses(_ loading: Loading) -> Bool {
+        var thread = loading.thread
+        // Each step goes to another waiting thread; without a cycle back to this one, the chain ends.
+        for _ in 0...waits.count {
+            if pthread_equal(thread, pthread_self()) != 0 { return true }
+            guard let next = waits.first(where: { pthread_equal($0.thread, thread) != 0 }) else { return false }
+            thread = next.loading.thread
+        }
+        return false
     }
 
     /// Records a loaded store. Call with the lock held.
