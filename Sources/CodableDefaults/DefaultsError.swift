@@ -41,9 +41,10 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         public static let notARegularFile = Code(rawValue: "notARegularFile")
         /// Writing the store file failed; the old file is unchanged and the changes stay pending.
         public static let writeFailed = Code(rawValue: "writeFailed")
-        /// The changes were written (the new file is in place and they count as saved), but flushing the
-        /// file's directory failed, so they may not survive a power loss. The store retries the directory flush
-        /// at the next save or ``Defaults/flush()``, which throws this again until it succeeds.
+        /// A rename in the store's directory happened, but flushing the directory after it failed, so it may not
+        /// survive a power loss: the changes were written (the new file is in place and they count as saved), or
+        /// an unreadable file was moved aside. The store retries the directory flush at the next save or
+        /// ``Defaults/flush()``, which throws this again until it succeeds.
         public static let notDurable = Code(rawValue: "notDurable")
         /// Another process held the sidecar lock file (``DefaultsError/path``) longer than
         /// ``Defaults/Options/lockTimeout``; nothing was written and the changes stay pending.
