@@ -87,7 +87,7 @@ extension ToolSandbox {
     /// Runs `codable-defaults SCRIPT` through `/bin/sh` in `work/`, so that the arguments can hold bytes that a
     /// Swift `String` cannot (the script is the tool's arguments, as written in a shell).
     func runThroughShell(_ script: String, timeout: Duration = .seconds(60)) async throws -> ToolResult {
-        let binary = try #require(Self.binary, "codable-defaults is built next to the test bundle")
+        let binary = try #require(builtTool, "codable-defaults is built next to the test bundle")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", "exec \"$0\" " + script, binary.path]

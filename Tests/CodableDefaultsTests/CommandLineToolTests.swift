@@ -494,27 +494,11 @@ final class ToolSandbox: @unchecked Sendable {
         }
     }
 
-    /// The built tool: `codable-defaults` in the build directory that holds the test bundle.
-    static let binary: URL? = {
-        var starts = Bundle.allBundles.map(\.bundleURL)
-        if let executable = Bundle.main.executableURL { starts.append(executable) }
-        starts.append(URL(fileURLWithPath: CommandLine.arguments[0]))
-        for start in starts {
-            var directory = start.deletingLastPathComponent()
-            for _ in 0..<4 {
-                let candidate = directory.appendingPathComponent("codable-defaults")
-                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-                directory = directory.deletingLastPathComponent()
-            }
-        }
-        return nil
-    }()
-
     /// Starts the tool with `arguments` in `work/`, with a closed standard input.
     func start(
         _ arguments: [String], environment: [String: String] = [:], standardOutput: URL? = nil
     ) throws -> RunningTool {
-        let binary = try #require(Self.binary, "codable-defaults is built next to the test bundle")
+        let binary = try #require(builtTool, "codable-defaults is built next to the test bundle")
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments

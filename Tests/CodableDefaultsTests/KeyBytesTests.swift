@@ -246,7 +246,7 @@ private final class ChangeLog: Sendable {
 /// Runs the built `codable-defaults` to its end; its output is small, so reading the pipes to their end
 /// before waiting cannot block.
 private func runTool(_ arguments: [String]) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
-    let binary = try #require(toolBinary, "codable-defaults is built next to the test bundle")
+    let binary = try #require(builtTool, "codable-defaults is built next to the test bundle")
     let process = Process()
     process.executableURL = binary
     process.arguments = arguments
@@ -261,19 +261,3 @@ private func runTool(_ arguments: [String]) throws -> (status: Int32, stdout: [U
     process.waitUntilExit()
     return (process.terminationStatus, Array(stdout), String(decoding: stderr, as: UTF8.self))
 }
-
-/// The built tool: `codable-defaults` in the build directory that holds the test bundle.
-private let toolBinary: URL? = {
-    var starts = Bundle.allBundles.map(\.bundleURL)
-    if let executable = Bundle.main.executableURL { starts.append(executable) }
-    starts.append(URL(fileURLWithPath: CommandLine.arguments[0]))
-    for start in starts {
-        var directory = start.deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("codable-defaults")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-    }
-    return nil
-}()

@@ -165,24 +165,9 @@ import Testing
 
 /// The command-line tool keeps number literals: `check`, `read`, `export`, `import` and `write`.
 @Suite struct NumberExactnessToolTests {
-    /// The built `codable-defaults`, next to the test bundle.
-    static let binary: URL? = {
-        var starts = Bundle.allBundles.map(\.bundleURL)
-        starts.append(URL(fileURLWithPath: CommandLine.arguments[0]))
-        for start in starts {
-            var directory = start.deletingLastPathComponent()
-            for _ in 0..<4 {
-                let candidate = directory.appendingPathComponent("codable-defaults")
-                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-                directory = directory.deletingLastPathComponent()
-            }
-        }
-        return nil
-    }()
-
     /// Runs the tool in `dir` to its end; returns its status and outputs.
     func run(_ arguments: [String], in dir: TemporaryDirectory) throws -> (status: Int32, out: String, err: String) {
-        let binary: URL = try #require(Self.binary, "codable-defaults is built next to the test bundle")
+        let binary: URL = try #require(builtTool, "codable-defaults is built next to the test bundle")
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments

@@ -100,3 +100,20 @@ func testLog(_ line: @autoclosure () -> String) {
     guard ProcessInfo.processInfo.environment["CODABLE_DEFAULTS_TEST_LOG"] != nil else { return }
     print(line())
 }
+
+/// The built tool: `codable-defaults` in the build directory that holds the test bundle, for the tests that
+/// run it as a real process.
+let builtTool: URL? = {
+    var starts = Bundle.allBundles.map(\.bundleURL)
+    if let executable = Bundle.main.executableURL { starts.append(executable) }
+    starts.append(URL(fileURLWithPath: CommandLine.arguments[0]))
+    for start in starts {
+        var directory = start.deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("codable-defaults")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+    }
+    return nil
+}()
