@@ -145,16 +145,10 @@ enum JSONText {
         value.description
     }
 
-    /// The value pretty-printed: members sorted by key (by UTF-8 bytes), two spaces per level, as `jq` does.
-    static func pretty(_ value: JSONValue) -> String {
-        var text = ""
-        appendPretty(value, indent: "", to: &text)
-        return text
-    }
-
-    /// A store's top-level members pretty-printed like ``pretty(_:)``, in the order given. A list rather
-    /// than a `JSONValue.object`: the dictionary's `String` keys would merge two names that differ only in
-    /// Unicode normalization, which the store keeps apart.
+    /// A store's top-level members pretty-printed, in the order given: nested members sorted by key (by UTF-8
+    /// bytes), two spaces per level, as `jq` does. A list rather than a `JSONValue.object`: the dictionary's
+    /// `String` keys would merge two names that differ only in Unicode normalization, which the store keeps
+    /// apart.
     static func pretty(members: [(key: String, value: JSONValue)]) -> String {
         guard !members.isEmpty else { return "{}" }
         var text = "{\n"
