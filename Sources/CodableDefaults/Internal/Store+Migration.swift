@@ -14,25 +14,10 @@ extension Store {
             if sameBytes(earlier, member.key) { continue }
             throw DefaultsError(
                 .migrationFailed,
-                "the members \(escaped(earlier)) and \(escaped(member.key)) have names that differ only in "
-                    + "Unicode normalization; the migrations see keys as Swift strings, which would merge them, so "
-                    + "the file is left as it is (rename one of them)",
+                "the members \(KeyDescription.spelled(earlier)) and \(KeyDescription.spelled(member.key)) have "
+                    + "names that differ only in Unicode normalization; the migrations see keys as Swift strings, "
+                    + "which would merge them, so the file is left as it is (rename one of them)",
                 path: path, key: member.key)
         }
-    }
-
-    /// `name` quoted, with every character outside printable ASCII as a JSON `\uXXXX` escape, so that two
-    /// spellings of one text look different in a message.
-    static func escaped(_ name: String) -> String {
-        var text = "\""
-        for unit in name.utf16 {
-            if unit >= 0x20 && unit < 0x7F && unit != 0x22 && unit != 0x5C {
-                text.unicodeScalars.append(Unicode.Scalar(UInt8(unit)))
-            } else {
-                let hex = String(unit, radix: 16, uppercase: true)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            }
-        }
-        return text + "\""
     }
 }
