@@ -29,7 +29,8 @@ extension Defaults {
                 continue
             }
             do {
-                fragments[MemberName(name)] = try Codec.encode(value, key: name, encoder: encoder)
+                fragments[MemberName(name)] = try Codec.encode(
+                    value, key: name, encoder: encoder, maxDepth: store.maxDepth)
             } catch {
                 store.report(error)
             }
@@ -38,13 +39,22 @@ extension Defaults {
     }
 
     /// The effective value of a key, untyped: the argument domain, else the stored value, else the
-    /// registered value; `nil` when none has one (a stored JSON `null` is ``JSONValue/null``).
+    /// registered value; `nil` when none has one (a stored JSON `null` is ``JSONValue/null``), or when its
+    /// value cannot be a `JSONValue` (an object with two names that differ only in Unicode normalization;
+    /// the error goes to ``onError``).
     ///
     /// - Parameter name: The key's name.
     public func object(forKey name: String) -> JSONValue? {
-        if let value = store.value(for: store.untypedKey(name)) { return value }
-        // `JSONValue?` reads a stored `null` as `nil`; tell it from a missing value.
-        return store.hasEffectiveValue(name) ? .null : nil
+        let key = store.untypedKey(name)
+        if let value = store.value(for: key) { return value }
+        // `JSONValue?` reads a stored `null` as `nil`; tell it from a missing value and from a failed read.
+        guard store.hasEffectiveValue(name) else { return nil }
+        do {
+            _ = try store.checkedValue(for: key)
+            return .null
+        } catch {
+            return nil  // The read reported the error to `onError`.
+        }
     }
 
     /// The effective value of a key decoded as `type`, or `nil` when nothing is known or it does not decode

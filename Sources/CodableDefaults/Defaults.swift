@@ -212,7 +212,8 @@ public final class Defaults: Sendable {
         if key.isNil(value) {
             outcome = store.remove(key.name)
         } else {
-            let fragment = try Codec.encode(value, key: key.name, encoder: Codec.makeEncoder())
+            let fragment = try Codec.encode(
+                value, key: key.name, encoder: Codec.makeEncoder(), maxDepth: store.maxDepth)
             try store.checkDepth(of: fragment, key: key.name)
             outcome = store.set(fragment: fragment, value: value, for: key)
         }

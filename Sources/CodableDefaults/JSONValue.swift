@@ -13,6 +13,12 @@
 /// `codable-defaults` tool) it uses its own scanner and writer, so a value written back is the JSON it was
 /// read from, up to whitespace, member order and string escapes.
 ///
+/// One JSON object cannot be a `JSONValue`: one with two member names that differ only in Unicode
+/// normalization (`"\u00E9"` and `"e\u0301"`), which JSON counts as two names but the `[String: JSONValue]`
+/// of ``object(_:)`` would merge. Such a value is refused, never merged: ``init(parsing:)`` throws, and a read
+/// of a stored one as a `JSONValue` reports ``DefaultsError/Code-swift.struct/decodingFailed`` and leaves it
+/// in the file as it is.
+///
 /// Equality is structural, with numbers compared by value (`1 == 1.0`, see ``JSONNumber``) and strings
 /// as Swift compares them.
 ///
@@ -34,7 +40,8 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case object([String: JSONValue])
 
     /// Parses JSON text strictly (RFC 8259: valid UTF-8, no duplicate keys, no trailing text, nesting up to
-    /// 512 levels).
+    /// 512 levels), and refuses an object with two member names that differ only in Unicode normalization,
+    /// which a `JSONValue` cannot hold apart.
     ///
     /// Numbers of any size are kept exactly, as their literals (`1e400` too).
     ///
@@ -43,7 +50,8 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// ```
     ///
     /// - Parameter text: The JSON text: any value, with whitespace around it allowed.
-    /// - Throws: ``DefaultsError/Code-swift.struct/invalidJSON`` with the line and column of the problem.
+    /// - Throws: ``DefaultsError/Code-swift.struct/invalidJSON`` with the line and column of the problem (for
+    ///   two names that differ only in normalization, of the second, with both spellings escaped).
     public init(parsing text: String) throws(DefaultsError) {
         do {
             self = try JSONValueBytes.parse(Array(text.utf8))

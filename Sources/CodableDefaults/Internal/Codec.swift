@@ -46,11 +46,14 @@ enum Codec {
     /// A ``JSONValue`` (also `JSONValue?`, `[JSONValue]`, `[String: JSONValue]`) is written by the store's own
     /// writer, so its numbers keep their literals; see `JSONValueBytes`.
     ///
+    /// - Parameter maxDepth: The store's ``Defaults/Options/maximumDepth``, which such a value must fit in.
     /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` naming the key. Its message never embeds
     ///   the value (which may be large, or nested too deep to print).
-    static func encode(_ value: some Encodable, key: String, encoder: JSONEncoder) throws(DefaultsError) -> [UInt8] {
+    static func encode(
+        _ value: some Encodable, key: String, encoder: JSONEncoder, maxDepth: Int
+    ) throws(DefaultsError) -> [UInt8] {
         if let json = JSONValueBytes.jsonValue(of: value) {
-            return try JSONValueBytes.fragment(json, key: key)
+            return try JSONValueBytes.fragment(json, key: key, maxDepth: maxDepth)
         }
         do {
             return Array(try encoder.encode(value))
@@ -59,7 +62,8 @@ enum Codec {
         }
     }
 
-    /// Decodes a stored fragment as `type`.
+    /// Decodes a stored fragment as `type`. The fragment is valid compact JSON, as the store keeps it: from
+    /// its file, its own writer or `JSONEncoder`.
     ///
     /// - Throws: ``DefaultsError/Code-swift.struct/decodingFailed`` naming the key, the type and where inside
     ///   the value the mismatch is.
@@ -67,10 +71,15 @@ enum Codec {
         _ type: Value.Type, from fragment: [UInt8], key: String, path: String?
     ) throws(DefaultsError) -> Value {
         if JSONValueBytes.isJSONValueType(type) {
-            // Read with the store's own scanner, so that numbers keep their literals. A value of another kind
-            // (an object read as `[JSONValue]`) falls through to the decoder for its error message.
+            // Read with the store's own reader, so that numbers keep their literals, and without validating
+            // again: a stored fragment was validated when its file or text was parsed, or made by an encoder.
+            // A value of another kind (an object read as `[JSONValue]`) falls through to the decoder for its
+            // error message.
+            let result = fragment.withUnsafeBytes { bytes in
+                Result { () throws(JSONValueBytes.NameCollision) in try JSONValueBytes.value(fromCompact: bytes) }
+            }
             do {
-                if let value = JSONValueBytes.typed(try JSONValueBytes.parse(fragment), as: type) { return value }
+                if let value = JSONValueBytes.typed(try result.get(), as: type) { return value }
             } catch {
                 throw DefaultsError(
                     .decodingFailed,

@@ -1050,27 +1050,7 @@ private struct DocumentParser {
 
     /// The 1-based line and column (in Unicode scalars) of `offset`. LF, CR and CR LF each end a line.
     func position(of offset: Int) -> (line: Int, column: Int) {
-        var line = 1
-        var column = 1
-        var position = 0
-        let end = min(offset, count)
-        while position < end {
-            let byte = bytes[position]
-            position += 1
-            if byte == Byte.lineFeed {
-                line += 1
-                column = 1
-            } else if byte == Byte.carriageReturn {
-                line += 1
-                column = 1
-                if position < end && bytes[position] == Byte.lineFeed {
-                    position += 1
-                }
-            } else if byte & 0xC0 != 0x80 {
-                column += 1
-            }
-        }
-        return (line, column)
+        Document.position(of: offset, in: bytes)
     }
 
     /// `value` as at least four uppercase hexadecimal digits.

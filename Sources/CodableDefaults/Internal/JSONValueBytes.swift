@@ -3,16 +3,48 @@
 
 /// Reading and writing ``JSONValue`` as JSON bytes with the store's own scanner and writer.
 enum JSONValueBytes {
-    /// The deepest nesting a stored value may have: the file's default limit (512) less its top-level object.
-    /// `JSONEncoder` refuses deeper values too.
-    static let maxStoredDepth = 511
-
     // MARK: Reading
 
+    /// Two member names of one object that differ in their bytes but that a `[String: JSONValue]` holds as
+    /// one key, because Swift's `String` compares them by canonical equivalence (`"\u00E9"` and `"e\u0301"`).
+    struct NameCollision: Error {
+        /// The earlier name, as spelled.
+        var first: String
+        /// The later name, as spelled.
+        var second: String
+        /// The byte offset of the later name's opening quote in the compact bytes.
+        var offset: Int
+
+        /// A sentence naming both spellings, escaped so that they look different.
+        var message: String {
+            "the member names \(KeyDescription.spelled(first)) and \(KeyDescription.spelled(second)) differ only "
+                + "in Unicode normalization; a JSONValue object cannot hold both (its String keys would merge them)"
+        }
+    }
+
     /// Parses one JSON value strictly (the rules of `Document.compactValue`) into a ``JSONValue``.
+    ///
+    /// - Throws: What `Document.compactValue` throws, or a `duplicateKey` error at the later of two names of one
+    ///   object that a ``JSONValue`` cannot tell apart (see ``NameCollision``), with its line and column in
+    ///   `bytes`.
     static func parse(_ bytes: [UInt8], maxDepth: Int = 512) throws(DocumentError) -> JSONValue {
         let compact = try Document.compactValue(bytes, maxDepth: maxDepth)
-        return compact.withUnsafeBytes { value(fromCompact: $0) }
+        let result = compact.withUnsafeBytes { buffer in
+            Result { () throws(NameCollision) in try value(fromCompact: buffer) }
+        }
+        switch result {
+        case .success(let value):
+            return value
+        case .failure(let collision):
+            let (offset, line, column) = bytes.withUnsafeBytes { text in
+                let offset = Document.offset(ofCompact: collision.offset, in: text)
+                let (line, column) = Document.position(of: offset, in: text)
+                return (offset, line, column)
+            }
+            throw DocumentError(
+                kind: .duplicateKey, offset: offset, line: line, column: column, key: collision.second,
+                message: collision.message)
+        }
     }
 
     /// A container being built, innermost last on the stack.
@@ -25,11 +57,16 @@ enum JSONValueBytes {
         var members: [String: JSONValue] = [:]
         /// The name of the member whose value comes next, of an object.
         var key = ""
+        /// Where that name starts in the bytes, for ``NameCollision/offset``.
+        var keyOffset = 0
     }
 
     /// The value of compact, valid JSON bytes, as returned by `Document.compactValue` or held by a
-    /// `DocumentMember`. Garbage in gives an unspecified value, never a crash beyond the bounds checks.
-    static func value(fromCompact bytes: UnsafeRawBufferPointer) -> JSONValue {
+    /// `DocumentMember`, or produced by an encoder. Nothing is validated again: garbage in gives an unspecified
+    /// value, never a crash beyond the bounds checks.
+    ///
+    /// - Throws: ``NameCollision`` for two names of one object that the ``JSONValue`` would merge.
+    static func value(fromCompact bytes: UnsafeRawBufferPointer) throws(NameCollision) -> JSONValue {
         var stack: [Open] = []
         var scratch: [UInt8] = []
         var index = 0
@@ -50,10 +87,11 @@ enum JSONValueBytes {
             return Document.decodeString(
                 UnsafeRawBufferPointer(rebasing: bytes[start..<end]), hasEscapes: hasEscapes, scratch: &scratch)
         }
-        func memberName() -> String {
+        func memberName() -> (name: String, offset: Int) {
+            let offset = index
             let name = string()
             index += 1  // ':'
-            return name
+            return (name, offset)
         }
         func byte(at offset: Int) -> UInt8 { offset < bytes.count ? bytes[offset] : 0 }
 
@@ -66,7 +104,8 @@ enum JSONValueBytes {
                     index += 1
                     value = .object([:])
                 } else {
-                    stack.append(Open(isObject: true, key: memberName()))
+                    let (key, keyOffset) = memberName()
+                    stack.append(Open(isObject: true, key: key, keyOffset: keyOffset))
                     continue valueLoop
                 }
             case UInt8(ascii: "["):
@@ -98,13 +137,21 @@ enum JSONValueBytes {
             // A value is complete: add it to the open containers, closing those that end here.
             while var open = stack.popLast() {
                 if open.isObject {
-                    open.members[open.key] = value
+                    // One lookup; a name already there (which keeps its earlier spelling) is a collision unless
+                    // its bytes are equal, which the scanner refuses.
+                    if open.members.updateValue(value, forKey: open.key) != nil,
+                        let index = open.members.index(forKey: open.key),
+                        !sameBytes(open.members[index].key, open.key)
+                    {
+                        throw NameCollision(
+                            first: open.members[index].key, second: open.key, offset: open.keyOffset)
+                    }
                 } else {
                     open.elements.append(value)
                 }
                 if byte(at: index) == UInt8(ascii: ",") {
                     index += 1
-                    if open.isObject { open.key = memberName() }
+                    if open.isObject { (open.key, open.keyOffset) = memberName() }
                     stack.append(open)
                     continue valueLoop
                 }
@@ -188,15 +235,18 @@ enum JSONValueBytes {
 
     /// `value` as the compact fragment a store keeps for `key`.
     ///
+    /// - Parameter maxDepth: The nesting limit of the file (``Defaults/Options/maximumDepth``), whose top-level
+    ///   object is level 1: the value may nest one level less.
     /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` naming the key when the value nests deeper
-    ///   than ``maxStoredDepth``, so that the file stays readable.
-    static func fragment(_ value: JSONValue, key: String) throws(DefaultsError) -> [UInt8] {
+    ///   than that, so that the file stays readable.
+    static func fragment(_ value: JSONValue, key: String, maxDepth: Int) throws(DefaultsError) -> [UInt8] {
         let (bytes, depth) = write(value)
-        guard depth <= maxStoredDepth else {
+        guard depth < maxDepth else {
             throw DefaultsError(
                 .encodingFailed,
-                "the value nests arrays and objects \(depth) levels deep; a stored value may nest at most "
-                    + "\(maxStoredDepth) (the file's limit is 512, counting its top-level object)",
+                "the value nests arrays and objects \(depth) levels deep, \(depth + 1) in the file, over the limit "
+                    + "of \(maxDepth) (Options.maximumDepth, which counts the file's top-level object): a stored value "
+                    + "may nest at most \(maxDepth - 1)",
                 key: key)
         }
         return bytes

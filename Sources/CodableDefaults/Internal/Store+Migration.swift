@@ -20,4 +20,23 @@ extension Store {
                 path: path, key: member.key)
         }
     }
+
+    /// A member's value as the migrations see it, a ``JSONValue``.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/migrationFailed`` naming the member, when one of its objects
+    ///   has two names that differ only in Unicode normalization (the `JSONValue` would merge them); the file is
+    ///   left as it is.
+    static func migrationValue(_ member: DocumentMember, path: String) throws(DefaultsError) -> JSONValue {
+        let result = member.value.withUnsafeBytes { bytes in
+            Result { () throws(JSONValueBytes.NameCollision) in try JSONValueBytes.value(fromCompact: bytes) }
+        }
+        do {
+            return try result.get()
+        } catch {
+            throw DefaultsError(
+                .migrationFailed,
+                error.message + "; the migrations cannot see this value, so the file is left as it is",
+                path: path, key: member.key)
+        }
+    }
 }

@@ -198,7 +198,7 @@ final class Store: @unchecked Sendable {
         var values: [String: JSONValue] = [:]
         var originals: [String: (value: JSONValue, fragment: [UInt8])] = [:]
         for member in members where member.key != reserved {
-            let value = member.value.withUnsafeBytes { JSONValueBytes.value(fromCompact: $0) }
+            let value = try Self.migrationValue(member, path: file.path)
             values[member.key] = value
             originals[member.key] = (value, member.value)
         }
@@ -215,7 +215,7 @@ final class Store: @unchecked Sendable {
         for (name, value) in values where name != reserved {
             let written: [UInt8]
             do {
-                written = try JSONValueBytes.fragment(value, key: name)
+                written = try JSONValueBytes.fragment(value, key: name, maxDepth: maxDepth)
             } catch {
                 throw DefaultsError(.migrationFailed, error.message, path: file.path, key: name)
             }
@@ -391,7 +391,7 @@ final class Store: @unchecked Sendable {
             return nil
         case .pending(let box):
             if let typed = box.value as? Value { return typed }
-            let fragment = try Codec.encode(box.value, key: name, encoder: Codec.makeEncoder())
+            let fragment = try Codec.encode(box.value, key: name, encoder: Codec.makeEncoder(), maxDepth: maxDepth)
             return try Codec.decode(type, from: fragment, key: name, path: file?.path)
         case .raw(let fragment):
             return try Codec.decode(type, from: fragment, key: name, path: file?.path)
@@ -856,7 +856,7 @@ final class Store: @unchecked Sendable {
             var failed: [(Cell, UInt64)] = []
             for (cell, version, value) in pending {
                 do throws(DefaultsError) {
-                    let fragment = try Codec.encode(value, key: cell.name, encoder: encoder)
+                    let fragment = try Codec.encode(value, key: cell.name, encoder: encoder, maxDepth: maxDepth)
                     try checkDepth(of: fragment, key: cell.name)
                     encoded[ObjectIdentifier(cell)] = fragment
                 } catch {
