@@ -231,6 +231,21 @@ import Testing
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(try bytes(copy) == expected)
     }
+
+    /// File names are bytes too: two files whose names differ only in normalization are two files to the
+    /// kernel, and get two stores in one process.
+    @Test func filesWhoseNamesDifferOnlyInNormalizationGetTwoStores() throws {
+        let dir = try TemporaryDirectory()
+        let first = try Defaults(url: dir.file(Self.composed + ".json"), saveMode: .manual)
+        let second = try Defaults(url: dir.file(Self.decomposed + ".json"), saveMode: .manual)
+        #expect(first.store !== second.store)
+        first[.count] = 1
+        second[.count] = 2
+        try first.flush()
+        try second.flush()
+        #expect(try text(dir.file(Self.composed + ".json")) == "{\n  \"count\": 1\n}\n")
+        #expect(try text(dir.file(Self.decomposed + ".json")) == "{\n  \"count\": 2\n}\n")
+    }
 }
 
 /// The changes one observer saw, as `[old, new]` pairs.

@@ -58,7 +58,9 @@ enum StoreRegistry {
     }
 
     private static let lock = Lock()
-    nonisolated(unsafe) private static var entries: [String: Entry] = [:]
+    /// By path, compared as bytes (see ``MemberName``): two files whose names differ only in Unicode
+    /// normalization are two files to the kernel, and get two stores.
+    nonisolated(unsafe) private static var entries: [MemberName: Entry] = [:]
     /// The load each waiting thread waits for, while it waits. A thread waits for one load at a time.
     nonisolated(unsafe) private static var waits: [(thread: pthread_t, loading: Loading)] = []
     nonisolated(unsafe) private static var exitHookInstalled = false
@@ -73,7 +75,7 @@ enum StoreRegistry {
     ) throws(DefaultsError) -> Store {
         while true {
             let step: Step = lock.withLock {
-                switch entries[path] {
+                switch entries[MemberName(path)] {
                 case .open(let weak)?:
                     if let store = weak.store { return .found(store) }
                 case .loading(let loading)?:
@@ -87,7 +89,7 @@ enum StoreRegistry {
                 }
                 let loading = Loading()
                 loading.done.enter()
-                entries[path] = .loading(loading)
+                entries[MemberName(path)] = .loading(loading)
                 return .load(loading)
             }
             switch step {
@@ -117,7 +119,7 @@ enum StoreRegistry {
                 do throws(DefaultsError) {
                     store = try open()
                 } catch {
-                    lock.withLock { entries[path] = nil }
+                    lock.withLock { entries[MemberName(path)] = nil }
                     throw error
                 }
                 lock.withLock { register(store, for: path) }
@@ -141,7 +143,7 @@ enum StoreRegistry {
 
     /// Records a loaded store. Call with the lock held.
     private static func register(_ store: Store, for path: String) {
-        entries[path] = .open(WeakStore(store))
+        entries[MemberName(path)] = .open(WeakStore(store))
         if entries.count > 64 {
             entries = entries.filter { _, entry in
                 if case .open(let weak) = entry { return weak.store != nil }
@@ -157,7 +159,7 @@ enum StoreRegistry {
     /// How many threads wait for the load of `path` under way (for tests); 0 when none is.
     static func waiterCount(for path: String) -> Int {
         lock.withLock {
-            if case .loading(let loading)? = entries[path] { return loading.waiters }
+            if case .loading(let loading)? = entries[MemberName(path)] { return loading.waiters }
             return 0
         }
     }
