@@ -3,8 +3,8 @@
 #
 # The fuzz target is Fuzz/DocumentFuzzer.swift compiled together with
 # Sources/CodableDefaults/Internal/Document.swift, Document+Position.swift and MemberName.swift (which use only
-# the standard library and the C library) by swiftc with -sanitize=fuzzer,address; no package target is needed. It starts from the seed corpus in Fuzz/Corpus
-# (checked in) and runs for a bounded time.
+# the standard library and the C library) by swiftc with -sanitize=fuzzer,address; no package target is needed.
+# It starts from the seed corpus in Fuzz/Corpus (checked in) and runs for a bounded time.
 #
 # Usage: Scripts/fuzz.sh [SECONDS]        (default: $FUZZ_SECONDS or 60)
 #   FUZZ_WORK=/path    where to build and keep the growing corpus (default: /tmp/codable-defaults-fuzz)
