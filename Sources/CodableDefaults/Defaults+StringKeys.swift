@@ -152,7 +152,8 @@ extension Defaults {
     }
 
     /// The value as a `String`: a string as is, a number as its stored literal (`1e300` stays `1e300`),
-    /// `true`/`false` spelled as JSON, `nil` for anything else or when nothing is known.
+    /// `true`/`false` as `"1"`/`"0"` (as `UserDefaults` gives them), `nil` for anything else or when nothing
+    /// is known.
     ///
     /// - Parameter name: The key's name.
     public func string(forKey name: String) -> String? {
@@ -258,7 +259,8 @@ enum Coercion {
     static func string(_ value: JSONValue?) -> String? {
         switch value {
         case .string(let text): return text
-        case .number, .bool: return value?.description
+        case .number(let number): return number.literal
+        case .bool(let flag): return flag ? "1" : "0"
         case .null, .array, .object, .none: return nil
         }
     }
