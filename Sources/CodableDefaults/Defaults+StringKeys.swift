@@ -92,6 +92,17 @@ extension Defaults {
         changed(store.remove(name), name: name)
     }
 
+    /// Removes the stored value of a key: the same as ``removeValue(forKey:)``, under the name
+    /// `UserDefaults` gives it.
+    ///
+    /// Reads fall back to the registered value, if any; observers see the change. Written according to
+    /// ``saveMode``. A reserved name is refused and reported to ``onError``, as by ``removeValue(forKey:)``.
+    ///
+    /// - Parameter name: The key's name.
+    public func removeObject(forKey name: String) {
+        removeValue(forKey: name)
+    }
+
     /// Whether the store holds a value for the key (not counting registered or argument values).
     ///
     /// - Parameter name: The key's name.
