@@ -66,6 +66,41 @@ import Testing
         #expect(try text(dir.file()) == "{\n  \"key1\": 12.34\n}\n")
     }
 
+    /// The other differences the README and "Coming from UserDefaults" list, each as they state it.
+    @Test func documentedDifferences() {
+        let defaults = Defaults.inMemory()
+        defaults.set(1.0, forKey: "k")
+        #expect(defaults.string(forKey: "k") == "1")
+        defaults.set(1e300, forKey: "k")
+        #expect(defaults.string(forKey: "k") == "1e+300")
+        #expect(defaults.integer(forKey: "k") == 0)
+        defaults.set(Double.infinity, forKey: "k")
+        #expect(defaults.string(forKey: "k") == "+Infinity")
+        #expect(defaults.double(forKey: "k") == .infinity)
+        #expect(defaults.integer(forKey: "k") == 0)
+        defaults.set(-Double.infinity, forKey: "k")
+        #expect(defaults.string(forKey: "k") == "-Infinity")
+        defaults.set(Double.nan, forKey: "k")
+        #expect(defaults.string(forKey: "k") == "NaN")
+        #expect(defaults.double(forKey: "k").isNaN)
+        defaults.set("inf", forKey: "k")
+        #expect(defaults.double(forKey: "k") == .infinity)
+        defaults.set("99999999999999999999", forKey: "k")
+        #expect(defaults.integer(forKey: "k") == 0)
+        defaults.set(Int64.max, forKey: "k")
+        #expect(defaults.string(forKey: "k") == "9223372036854775807")
+        defaults.set("yellow", forKey: "k")
+        #expect(defaults.bool(forKey: "k") == false)
+        defaults.set("T", forKey: "k")
+        #expect(defaults.bool(forKey: "k") == false)
+        defaults.set("AAEC", forKey: "k")
+        #expect(defaults.data(forKey: "k") == Data([0, 1, 2]))
+        defaults.set("https://example.com", forKey: "k")
+        #expect(defaults.url(forKey: "k") == URL(string: "https://example.com"))
+        defaults.set("docs/a.txt", forKey: "k")
+        #expect(defaults.url(forKey: "k") == nil)
+    }
+
     @Test func removeObjectIsRemoveValue() throws {
         let dir = try TemporaryDirectory()
         let defaults = try Defaults(url: dir.file(), saveMode: .manual)
