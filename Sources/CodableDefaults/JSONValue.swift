@@ -19,6 +19,9 @@
 /// of a stored one as a `JSONValue` reports ``DefaultsError/Code-swift.struct/decodingFailed`` and leaves it
 /// in the file as it is.
 ///
+/// A value can be written as a Swift literal: `true`, `5`, `0.8`, `"text"`, `["a", "b"]`, `["width": 800]`;
+/// JSON `null` is ``null`` (there is no `nil` literal, so `values["x"] = nil` in a migration removes a member).
+///
 /// Equality is structural, with numbers compared by value (`1 == 1.0`, see ``JSONNumber``) and strings
 /// as Swift compares them.
 ///
