@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the DocC catalog of CodableDefaults without the docc plugin, with warnings as errors, so a broken
-# ``symbol`` or <doc:article> link fails. See STYLE.md (Documentation).
+# ``symbol`` or <doc:article> link fails. Scripts/check-snippets.sh checks that the Swift blocks compile.
 #
 #   Scripts/docs.sh            # builds .build/CodableDefaults.doccarchive
 #

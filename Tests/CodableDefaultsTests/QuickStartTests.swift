@@ -3,8 +3,9 @@ import Testing
 
 @testable import CodableDefaults
 
-/// The README's code, compiled and run (the keys are declared in TestSupport.swift exactly as in the README),
-/// so the examples people copy keep working.
+/// The README's examples, run: what their comments promise (the values read, the file written). That each
+/// block compiles as copied is checked from the README's own text by `Scripts/check-snippets.sh`; the keys
+/// are declared in TestSupport.swift as in the README.
 @Suite struct QuickStartTests {
     @Test func quickStart() throws {
         let dir = try TemporaryDirectory()
@@ -40,25 +41,6 @@ import Testing
         #expect(await updates.next() == 0.2)
         #expect(seen.values == [0.2])
         _ = (token, all)
-    }
-
-    @Test func persistedProperties() {
-        let store = Defaults.inMemory()
-        struct PlayerSettings: Sendable {
-            let store: Defaults
-            @Persisted var launches: Int
-            @Persisted var token: String?
-            init(store: Defaults) {
-                self.store = store
-                _launches = Persisted(wrappedValue: 0, key: "launches", store: store)
-                _token = Persisted(key: "token", store: store)
-            }
-        }
-        let settings = PlayerSettings(store: store)
-        settings.launches += 1
-        let token = settings.$launches.observe { _ in }
-        #expect(store.integer(forKey: "launches") == 1)
-        _ = token
     }
 
     @Test func comingFromUserDefaults() throws {
