@@ -2,7 +2,9 @@ import Foundation
 
 /// A command of the tool: the first argument.
 enum Command: String, CaseIterable, Sendable {
-    case read, write, delete, keys, check, watch, `import`, export, help
+    case read
+    case readType = "read-type"
+    case write, rename, delete, keys, check, watch, `import`, export, help
 }
 
 /// Where the store file of a command is: a path, a suite, or an app's standard store.
@@ -31,8 +33,12 @@ enum StoreLocation: Sendable, Equatable {
 enum Request: Sendable, Equatable {
     /// `read FILE [KEY]`.
     case read(StoreLocation, key: String?)
-    /// `write FILE KEY VALUE [--string]`.
-    case write(StoreLocation, key: String, value: String, asString: Bool)
+    /// `read-type FILE KEY`.
+    case readType(StoreLocation, key: String)
+    /// `write FILE KEY VALUE [--string]` or `write FILE KEY -TYPE VALUE...`.
+    case write(StoreLocation, key: String, value: WriteValue)
+    /// `rename FILE OLD NEW`.
+    case rename(StoreLocation, from: String, to: String)
     /// `delete FILE KEY... [--force]` or `delete FILE --all`.
     case delete(StoreLocation, keys: [String], all: Bool, force: Bool)
     /// `keys FILE`.
@@ -54,7 +60,9 @@ enum Request: Sendable, Equatable {
     var command: Command? {
         switch self {
         case .read: return .read
+        case .readType: return .readType
         case .write: return .write
+        case .rename: return .rename
         case .delete: return .delete
         case .keys: return .keys
         case .check: return .check
@@ -75,6 +83,10 @@ private struct RawArguments {
     var notUTF8Positionals: [Int: String] = [:]
     /// The options whose value is not valid UTF-8, with the value shown with `\xNN` escapes.
     var notUTF8Values: [String: String] = [:]
+    /// The type flag of `write` (`-int`, `-array`...), and how many positionals came before it.
+    var typeFlag: (flag: TypeFlag, position: Int)?
+    /// How many positionals came before `--`, when it was given.
+    var positionalsBeforeDashes: Int?
 }
 
 /// The command-line parser: written by hand, with the behaviour of the usual parsers.
@@ -141,9 +153,16 @@ enum ArgumentParser {
             }
             if argument == "--" {
                 optionsEnded = true
+                raw.positionalsBeforeDashes = raw.positionals.count
                 continue
             }
             if argument == "-h" || argument == "--help" { return nil }
+            if spec.command == .write, let flag = TypeFlag(argument: argument) {
+                // As in defaults(1), every argument after the type flag is one of its values.
+                raw.typeFlag = (flag, raw.positionals.count)
+                optionsEnded = true
+                continue
+            }
             let body = argument.hasPrefix("--") ? argument.dropFirst(2) : argument.dropFirst()
             let name: String
             let inlineValue: String?
@@ -204,8 +223,27 @@ enum ArgumentParser {
             request = .read(location, key: takeOptional())
         case .write:
             let key = try take("KEY")
-            let value = try take("VALUE")
-            request = .write(location, key: key, value: value, asString: raw.flags.contains("string"))
+            if let (flag, position) = raw.typeFlag {
+                let fixed = raw.positionals.count - positionals.count
+                if position != fixed {
+                    throw .usage(
+                        "\(flag.spelling) goes after KEY, before its values: write FILE KEY \(flag.spelling) "
+                            + flag.valueSynopsis, command: command)
+                }
+                if raw.flags.contains("string") {
+                    throw .usage("give either --string or \(flag.spelling), not both", command: command)
+                }
+                request = .write(location, key: key, value: .typed(flag, takeAll()))
+            } else {
+                let value = try take("VALUE")
+                request = .write(
+                    location, key: key, value: raw.flags.contains("string") ? .string(value) : .json(value))
+            }
+        case .readType:
+            request = .readType(location, key: try take("KEY"))
+        case .rename:
+            let old = try take("OLD")
+            request = .rename(location, from: old, to: try take("NEW"))
         case .delete:
             let all = raw.flags.contains("all")
             let keys = takeAll()
@@ -251,8 +289,10 @@ enum ArgumentParser {
         let hasFile = raw.values["suite"] == nil && raw.values["standard"] == nil
         var roles: [String] = hasFile ? ["FILE"] : []
         switch command {
-        case .read: roles += ["KEY"]
-        case .write: roles += ["KEY", "VALUE"]
+        case .read, .readType: roles += ["KEY"]
+        case .write:
+            roles += ["KEY"] + Array(repeating: "VALUE", count: max(1, raw.positionals.count - roles.count - 1))
+        case .rename: roles += ["OLD", "NEW"]
         case .delete, .watch: roles += Array(repeating: "KEY", count: max(0, raw.positionals.count - roles.count))
         case .import: roles += ["SOURCE"]
         case .export: roles += ["DEST"]
@@ -277,14 +317,48 @@ enum ArgumentParser {
         if application != nil && suite == nil {
             throw .usage("--app names the app whose suite --suite opens; it needs --suite", command: command)
         }
-        if let suite { return .suite(suite, application: application) }
-        if let standard { return .standard(application: standard) }
+        if let option = suite.map({ "--suite \(shellQuoted($0))" }) ?? standard.map({ "--standard \(shellQuoted($0))" })
+        {
+            try refuseFile(command, raw, option: option)
+            if let suite { return .suite(suite, application: application) }
+            if let standard { return .standard(application: standard) }
+        }
         guard !positionals.isEmpty else {
             throw .usage("missing FILE (or --suite NAME, or --standard APP)", command: command)
         }
         let path = positionals.removeFirst()
         if path.isEmpty { throw .usage("FILE is empty", command: command) }
         return .path(path)
+    }
+
+    /// Refuses a FILE given together with `--suite` or `--standard` (`option`, as written): more positionals
+    /// than the command takes, or a first positional that would be a KEY but names a path (it holds a `/` or
+    /// ends with `.json`) and came before `--`. Read as a KEY, such a FILE would read or change another key.
+    private static func refuseFile(_ command: Command, _ raw: RawArguments, option: String) throws(ToolError) {
+        guard let first = raw.positionals.first else { return }
+        let most: Int? =
+            switch command {
+            case .read, .readType, .import, .export: 1
+            case .rename: 2
+            case .write: raw.typeFlag == nil ? 2 : nil
+            case .keys, .check: 0
+            case .delete, .watch, .help: nil
+            }
+        let takesKey = [.read, .readType, .write, .rename, .delete, .watch].contains(command)
+        let beforeDashes = raw.positionalsBeforeDashes.map { $0 > 0 } ?? true
+        let looksLikePath = first.contains("/") || first.hasSuffix(".json")
+        let tooMany =
+            if let typeFlag = raw.typeFlag, command == .write { typeFlag.position > 1 } else {
+                raw.positionals.count > (most ?? Int.max)
+            }
+        if tooMany || (takesKey && beforeDashes && looksLikePath) {
+            var message = "\(shellQuoted(first)) is given as FILE together with \(option): "
+            message += "give either FILE or \(option), not both"
+            if !tooMany {
+                message += " (a KEY that looks like a path goes after --)"
+            }
+            throw .usage(message, command: command)
+        }
     }
 
     /// The request of `--help [COMMAND]` and `help [COMMAND]`.
@@ -313,6 +387,9 @@ enum ArgumentParser {
         var hint = suggestion(for: "--" + name, among: spec.options.map { "--" + $0.name } + ["--help"])
         if hint.isEmpty, let owner = CommandSpec.all.first(where: { $0.options.contains { $0.name == name } }) {
             hint = " (--\(name) is an option of '\(owner.command.rawValue)')"
+        } else if hint.isEmpty, let flag = TypeFlag(argument: argument) {
+            hint =
+                " (\(flag.spelling) is a type flag of 'write': write FILE KEY \(flag.spelling) \(flag.valueSynopsis))"
         }
         return .usage("unknown option '\(spelled)' for '\(spec.command.rawValue)'\(hint)", command: spec.command)
     }
@@ -320,10 +397,19 @@ enum ArgumentParser {
     /// The error for an option given before the command.
     private static func unknownTopLevelOption(_ argument: String) -> ToolError {
         let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
-        if CommandSpec.all.contains(where: { spec in spec.options.contains { "--" + $0.name == name } }) {
+        let owners = CommandSpec.all.filter { spec in spec.options.contains { "--" + $0.name == name } }
+        // An option of every store-taking command (--suite) is shown with `read`; any other with its command.
+        if let owner = owners.first(where: { $0.command == .read }) ?? owners.first {
+            let value = owner.options.first { "--" + $0.name == name }?.valueName.map { " " + $0 } ?? ""
+            let whose = owners.count > 1 ? "every command that takes FILE" : "'\(owner.command.rawValue)'"
             return .usage(
-                "\(name) is an option of a command: put it after the command, as in "
-                    + "'codable-defaults read \(name) ...'", command: nil)
+                "\(name) is an option of \(whose): put it after the command, as in "
+                    + "'codable-defaults \(owner.command.rawValue) \(name)\(value) ...'", command: nil)
+        }
+        if let flag = TypeFlag(argument: argument) {
+            return .usage(
+                "\(flag.spelling) is a type flag of 'write': put it after KEY, as in "
+                    + "'codable-defaults write FILE KEY \(flag.spelling) \(flag.valueSynopsis)'", command: nil)
         }
         let hint = suggestion(for: name, among: ["--help", "--version"])
         return .usage("unknown option '\(name)'\(hint)", command: nil)

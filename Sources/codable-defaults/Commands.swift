@@ -55,8 +55,16 @@ final class Tool {
             try Output.print("codable-defaults \(Help.version)\n")
         case .read(let location, let key):
             try read(location, key: key)
-        case .write(let location, let key, let value, let asString):
-            try write(location, key: key, text: value, asString: asString)
+        case .readType(let location, let key):
+            try readType(location, key: key)
+        case .write(let location, let key, .json(let text)):
+            try write(location, key: key, text: text, asString: false)
+        case .write(let location, let key, .string(let text)):
+            try write(location, key: key, text: text, asString: true)
+        case .write(let location, let key, .typed(let flag, let values)):
+            try write(location, key: key, typed: try TypedValue(flag, values))
+        case .rename(let location, let old, let new):
+            try rename(location, from: old, to: new)
         case .delete(let location, let keys, let all, let force):
             try delete(location, keys: keys, all: all, force: force)
         case .keys(let location):
@@ -218,7 +226,7 @@ final class Tool {
     // MARK: Stores
 
     /// Opens the store at `location` for this run, with the `.manual` save mode.
-    private func open(_ location: StoreLocation) throws(ToolError) -> Defaults {
+    func open(_ location: StoreLocation) throws(ToolError) -> Defaults {
         let defaults: Defaults
         do {
             switch location {
@@ -248,7 +256,7 @@ final class Tool {
     }
 
     /// Writes the store's changes durably.
-    private func save(_ defaults: Defaults) throws(ToolError) {
+    func save(_ defaults: Defaults) throws(ToolError) {
         do {
             try defaults.flush()
         } catch  where error.code == .notDurable {
@@ -262,13 +270,13 @@ final class Tool {
     }
 
     /// The store file's path, for messages.
-    private func path(of defaults: Defaults) -> String {
+    func path(of defaults: Defaults) -> String {
         defaults.url?.path ?? "(in memory)"
     }
 
     /// The stored value of `key` (no registered or argument values: the tool sets none).
     ///
-    private func storedValue(_ defaults: Defaults, key: String) throws(ToolError) -> JSONValue {
+    func storedValue(_ defaults: Defaults, key: String) throws(ToolError) -> JSONValue {
         let reported = reporter.count
         guard let value = defaults.value(JSONValue.self, forKey: key) else {
             // The store reported why (and the reporter printed it), unless the value vanished meanwhile.
@@ -296,7 +304,7 @@ final class Tool {
     }
 
     /// Refuses the reserved schema-version member as a KEY to change.
-    private func refuseReserved(_ key: String, command: Command) throws(ToolError) {
+    func refuseReserved(_ key: String, command: Command) throws(ToolError) {
         guard key == Defaults.schemaVersionKey else { return }
         throw .usage(
             "\(key) is reserved for the file's schema version (set by migrations); it cannot be changed",

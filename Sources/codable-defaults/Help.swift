@@ -46,8 +46,19 @@ struct CommandSpec: Sendable {
             ],
             examples: ["codable-defaults read settings.json", "codable-defaults read settings.json volume"]),
         CommandSpec(
-            command: .write, synopsis: "FILE KEY VALUE",
-            abstract: "Store a value given as JSON text (with --string, as a string).",
+            command: .readType, synopsis: "FILE KEY",
+            abstract: "Print the type of a stored value, as defaults(1) does: 'Type is integer'.",
+            options: storeOptions,
+            discussion: [
+                "Prints 'Type is T', T being integer, float, boolean, string, array, dictionary or null. A number "
+                    + "written with a '.' or an exponent (1.5, 1e3, 2.0) is a float, any other an integer. A date "
+                    + "written with -date is stored as a number (an integer or a float) and data written with -data as a Base64 "
+                    + "string: the JSON file has no date or data type. A key with no stored value exits with 3."
+            ],
+            examples: ["codable-defaults read-type settings.json volume"]),
+        CommandSpec(
+            command: .write, synopsis: "FILE KEY [-TYPE] VALUE...",
+            abstract: "Store a value: JSON text, a string (--string), or typed as defaults(1) does (-int 5).",
             options: storeOptions + [
                 OptionSpec(name: "string", valueName: nil, summary: "Store VALUE as a string, not as JSON text.")
             ],
@@ -55,13 +66,44 @@ struct CommandSpec: Sendable {
                 "VALUE is JSON text: 0.8, true, null, \"text\", [1,2], {\"a\":1}. Text that is not JSON is a usage "
                     + "error; store it as a string with --string or by quoting it as JSON ('\"text\"'). The file "
                     + "(and its directory) are created when missing; other keys, including those other processes "
-                    + "saved, are kept. Use -- before a VALUE that starts with '--'."
+                    + "saved, are kept. Use -- before a VALUE that starts with '--'.",
+                "Or give the value as defaults(1) does, with a type flag after KEY: write FILE KEY -TYPE VALUE... "
+                    + "Every argument after the flag is one of its values, taken as it is (options go before it).",
+                "-int N: a JSON integer (an optional sign and digits, any size; anything else exits with 2). "
+                    + "-float N: a JSON number (1.5, -2, 1e3). -bool B: true or false; B is YES, NO, true, false, 1 "
+                    + "or 0, in any case. -string S: a JSON string. -date D: an ISO 8601 date and time with a time "
+                    + "zone (2026-12-01T10:00:00Z, fractional seconds allowed), stored as the library stores a "
+                    + "Date (its timeIntervalSinceReferenceDate, a number), so a Key<Date> reads it. -data HEX: "
+                    + "bytes in hexadecimal (48656c6c6f), stored as the library stores Data (a Base64 string), so "
+                    + "a Key<Data> reads it. -array V...: an array of strings (none: an empty array). -dict K V...: "
+                    + "an object of string values (a K given twice keeps its last V). -integer and -boolean are "
+                    + "accepted too.",
+                "-array-add V... appends strings to the stored array; -dict-add K V... sets members of the "
+                    + "stored object. A missing key starts empty; a value of another type exits with 1 and writes "
+                    + "nothing. The current value is read when the store is opened and the result is written with "
+                    + "one locked, atomic save, which keeps every other key. The library has no public update "
+                    + "under its lock (the tool uses only the public API), so a change another process saves to "
+                    + "the same KEY between that read and the save is lost: the last writer wins.",
             ],
             examples: [
                 "codable-defaults write settings.json volume 0.8",
                 "codable-defaults write settings.json profile '{\"name\":\"Ann\",\"age\":29}'",
                 "codable-defaults write settings.json name --string 'Ann Lee'",
+                "codable-defaults write settings.json count -int 5",
+                "codable-defaults write settings.json enabled -bool YES",
+                "codable-defaults write settings.json recent -array-add a.txt b.txt",
             ]),
+        CommandSpec(
+            command: .rename, synopsis: "FILE OLD NEW",
+            abstract: "Move the value of OLD to NEW, in one write.",
+            options: storeOptions,
+            discussion: [
+                "One locked, atomic write removes OLD and stores its value under NEW. A NEW that has a value is "
+                    + "overwritten, as defaults(1) does. An OLD with no stored value exits with 3 and changes "
+                    + "nothing; OLD and NEW the same key changes nothing. The value is read when the store is "
+                    + "opened: a change another process saves to OLD or NEW before the write is overwritten."
+            ],
+            examples: ["codable-defaults rename settings.json volume soundVolume"]),
         CommandSpec(
             command: .delete, synopsis: "FILE KEY...",
             abstract: "Remove keys from the store (with --all, every key).",
@@ -157,20 +199,38 @@ enum Help {
     static let exitStatuses = """
         EXIT STATUS:
           0  success
-          1  failure: writing the store, the export or the output failed
+          1  failure: writing the store, the export or the output failed; -array-add or -dict-add found a
+             value of another type
           2  usage error (unknown command or option, missing or extra argument, VALUE not JSON)
-          3  key not found (read KEY, delete KEY without --force)
+          3  key not found (read KEY, read-type KEY, rename OLD, delete KEY without --force)
           4  bad or unreadable file: invalid JSON (with line:column), unreadable, not a regular file, too
              large; a missing file for check and a missing SOURCE for import
-          5  written, but not confirmed durable (write, delete, import): the file holds the change, but
+          5  written, but not confirmed durable (write, rename, delete, import): the file holds the change, but
              flushing its directory failed, so it may not survive a power loss (a warning is printed)
+        """
+
+    /// How the tool differs from macOS `defaults(1)`, as the general help lists it.
+    static let differences = """
+        DIFFERENCES FROM defaults(1):
+          - A store is a JSON FILE (or --suite/--standard), not a domain; values are JSON, not property lists.
+          - read prints JSON (the whole store pretty, one value compact), not the old plist text format.
+          - write takes JSON text by default (write f.json n 5 stores a number, write f.json s hi is a usage
+            error: use --string or -string); the type flags -int -float -bool -string -date -data -array
+            -array-add -dict -dict-add work as in defaults(1), see 'help write'. -date takes ISO 8601 only;
+            dates and data are stored as numbers and Base64 strings, so read-type calls them integer or float, and string.
+          - delete needs KEY... or --all: it never deletes a whole store by its name alone; --force ignores
+            missing keys.
+          - rename overwrites NEW, as defaults(1) does; its value is read when the store is opened.
+          - import and export take JSON files (export without DEST writes to standard output), not plists.
+          - Not here: domains, find, read -app / -host / -currentHost (a store is one file).
+          - Added: keys, check, watch; exit statuses tell the failure apart (below).
         """
 
     /// The help of the tool.
     static var general: String {
         let commands = CommandSpec.all.map { spec in
             let left = "\(spec.command.rawValue) \(spec.synopsis)"
-            return "  " + left.padded(to: 22) + spec.abstract
+            return "  " + left.padded(to: 23) + spec.abstract
         }
         return """
             codable-defaults \(version): read, write, check and watch CodableDefaults store files.
@@ -193,7 +253,11 @@ enum Help {
             OPTIONS:
               -h, --help         Show help; also 'codable-defaults help COMMAND' and 'COMMAND --help'.
               --version          Print the version.
-            Options may come before or after arguments; '--' ends the options.
+            Options may come before or after arguments; '--' ends the options. FILE and --suite (or
+            --standard) are one or the other: both is a usage error; with --suite, put a KEY that looks like a
+            path (it holds a '/' or ends with .json) after '--'.
+
+            \(differences)
 
             \(exitStatuses)
             """

@@ -52,7 +52,7 @@ import Testing
             ([], "missing command"),
             (["rea", "s.json"], "unknown command 'rea' (did you mean 'read'?)"),
             (["--bogus"], "unknown option '--bogus'"),
-            (["--suite", "x", "read"], "--suite is an option of a command"),
+            (["--suite", "x", "read"], "--suite is an option of every command that takes FILE"),
             (["read"], "missing FILE"),
             (["read", "s.json", "--sute", "x"], "unknown option '--sute' for 'read' (did you mean '--suite'?)"),
             (["read", "s.json", "--all"], "(--all is an option of 'delete')"),
@@ -451,7 +451,9 @@ import Testing
     }
 
     /// The commands the tool has, besides `help`.
-    static let commands = ["read", "write", "delete", "keys", "check", "watch", "import", "export"]
+    static let commands = [
+        "read", "read-type", "write", "rename", "delete", "keys", "check", "watch", "import", "export",
+    ]
 }
 
 // MARK: - Support
