@@ -69,17 +69,21 @@ struct CommandSpec: Sendable {
                     + "saved, are kept. Use -- before a VALUE that starts with '--'.",
                 "Or give the value as defaults(1) does, with a type flag after KEY: write FILE KEY -TYPE VALUE... "
                     + "Every argument after the flag is one of its values, taken as it is (options go before it).",
-                "-int N: a JSON integer (an optional sign and digits, any size; anything else exits with 2). "
-                    + "-float N: a JSON number (1.5, -2, 1e3). -bool B: true or false; B is YES, NO, true, false, 1 "
-                    + "or 0, in any case. -string S: a JSON string. -date D: an ISO 8601 date and time with a time "
-                    + "zone (2026-12-01T10:00:00Z, fractional seconds allowed), stored as the library stores a "
-                    + "Date (its timeIntervalSinceReferenceDate, a number), so a Key<Date> reads it. -data HEX: "
-                    + "bytes in hexadecimal (48656c6c6f), stored as the library stores Data (a Base64 string), so "
-                    + "a Key<Data> reads it. -array V...: an array of strings (none: an empty array). -dict K V...: "
-                    + "an object of string values (a K given twice keeps its last V). -integer and -boolean are "
-                    + "accepted too.",
-                "-array-add V... appends strings to the stored array; -dict-add K V... sets members of the "
-                    + "stored object. A missing key starts empty; a value of another type exits with 1 and writes "
+                "  -int N           a JSON integer: an optional sign and digits, any size (1.5 exits with 2)\n"
+                    + "  -float N         a JSON number, as written (1.5, -2, 1e3)\n"
+                    + "  -bool B          true or false: B is YES, NO, true, false, 1 or 0, in any case\n"
+                    + "  -string S        a JSON string\n"
+                    + "  -date D          an ISO 8601 date and time with a time zone (2026-12-01T10:00:00Z), stored\n"
+                    + "                   as the library stores a Date: its timeIntervalSinceReferenceDate, a number\n"
+                    + "                   that a Key<Date> reads\n"
+                    + "  -data HEX        bytes in hexadecimal (48656c6c6f), stored as the library stores Data: a\n"
+                    + "                   Base64 string that a Key<Data> reads\n"
+                    + "  -array V...      an array of strings (no V: an empty array)\n"
+                    + "  -array-add V...  the stored array with the strings appended\n"
+                    + "  -dict K V...     an object of string values (a K given twice keeps its last V)\n"
+                    + "  -dict-add K V... the stored object with these members set\n"
+                    + "  -integer and -boolean are the same as -int and -bool.",
+                "-array-add and -dict-add start from an empty array or object when KEY has no value; a value of another type exits with 1 and writes "
                     + "nothing. The current value is read when the store is opened and the result is written with "
                     + "one locked, atomic save, which keeps every other key. The library has no public update "
                     + "under its lock (the tool uses only the public API), so a change another process saves to "
@@ -283,8 +287,10 @@ enum Help {
         return text
     }
 
-    /// `paragraph` broken into lines of at most 100 characters.
+    /// `paragraph` broken into lines of at most 100 characters, unless it starts with two spaces.
     private static func wrapped(_ paragraph: String) -> String {
+        // An indented paragraph is laid out already (a table of flags).
+        if paragraph.hasPrefix("  ") { return paragraph }
         var lines: [String] = []
         var line = ""
         for word in paragraph.split(separator: " ") {

@@ -118,6 +118,24 @@ import Testing
         #expect(try sandbox.bytes("s.json") == before, "a refused add changes nothing")
     }
 
+    @Test func concurrentAddsToDifferentKeysAreAllKept() async throws {
+        // Each add is one locked save that merges with what the others saved: whatever the interleaving,
+        // every key ends with its element. (Adds to the same key may lose one another, as documented.)
+        let sandbox = try ToolSandbox()
+        let running = try (0..<6).map { index in
+            try sandbox.start(["write", "s.json", "k\(index)", "-array-add", "v\(index)"])
+        }
+        for tool in running {
+            let status = try await tool.waitForExit()
+            let errors = try tool.errors()
+            #expect(status == 0, "\(tool.arguments): \(errors)")
+        }
+        let store = try openFresh(sandbox.work.appendingPathComponent("s.json"))
+        for index in 0..<6 {
+            #expect(store.object(forKey: "k\(index)") == .array([.string("v\(index)")]), "k\(index)")
+        }
+    }
+
     // MARK: read-type and rename
 
     @Test func readTypePrintsTheTypeAsDefaultsDoes() async throws {
