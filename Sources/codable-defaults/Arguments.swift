@@ -267,7 +267,8 @@ enum ArgumentParser {
         case .export:
             let destination = takeOptional()
             if destination?.isEmpty == true { throw .usage("DEST is empty", command: command) }
-            request = .export(location, destination: destination)
+            // As in defaults(1), `-` is standard output (`./-` names a file called `-`).
+            request = .export(location, destination: destination == "-" ? nil : destination)
         case .help:
             return try parseHelpTopic(positionals)
         }

@@ -68,7 +68,8 @@ struct CommandSpec: Sendable {
                     + "(and its directory) are created when missing; other keys, including those other processes "
                     + "saved, are kept. Use -- before a VALUE that starts with '--'.",
                 "Or give the value as defaults(1) does, with a type flag after KEY: write FILE KEY -TYPE VALUE... "
-                    + "Every argument after the flag is one of its values, taken as it is (options go before it).",
+                    + "Every argument after the flag is one of its values, taken as it is (options go before it; "
+                    + "after --, a type flag is a VALUE).",
                 "  -int N           a JSON integer: an optional sign and digits, any size (1.5 exits with 2)\n"
                     + "  -float N         a JSON number, as written (1.5, -2, 1e3)\n"
                     + "  -bool B          true or false: B is YES, NO, true, false, 1 or 0, in any case\n"
@@ -168,7 +169,7 @@ struct CommandSpec: Sendable {
             examples: ["codable-defaults import settings.json backup.json"]),
         CommandSpec(
             command: .export, synopsis: "FILE [DEST]",
-            abstract: "Write the store's JSON to DEST, or to standard output.",
+            abstract: "Write the store's JSON to DEST, or to standard output (no DEST, or -).",
             options: storeOptions,
             discussion: [
                 "Writes the store file's format: one member per line, sorted by key, each value compact. DEST is "
@@ -225,7 +226,8 @@ enum Help {
           - delete needs KEY... or --all: it never deletes a whole store by its name alone; --force ignores
             missing keys.
           - rename overwrites NEW, as defaults(1) does; its value is read when the store is opened.
-          - import and export take JSON files (export without DEST writes to standard output), not plists.
+          - import and export take JSON files, not plists; export FILE - writes to standard output, as
+            without DEST, but import reads a file only (no - for standard input).
           - Not here: domains, find, read -app / -host / -currentHost (a store is one file).
           - Added: keys, check, watch; exit statuses tell the failure apart (below).
         """

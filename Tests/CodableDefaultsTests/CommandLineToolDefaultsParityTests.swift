@@ -182,6 +182,17 @@ import Testing
         #expect(try sandbox.bytes("s.json") == before)
     }
 
+    @Test func exportToDashWritesToStandardOutput() async throws {
+        let sandbox = try ToolSandbox()
+        try sandbox.create("s.json", "{\"a\": 1}")
+        let result = try await sandbox.run(["export", "s.json", "-"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout == "{\n  \"a\": 1\n}\n")
+        #expect(try sandbox.workContents() == ["s.json"], "no file named -")
+        try await sandbox.expectSuccess(["export", "s.json", "./-"])
+        #expect(try sandbox.text("-") == "{\n  \"a\": 1\n}\n", "./- is a file")
+    }
+
     // MARK: Usage errors
 
     @Test func fileTogetherWithSuiteOrStandardIsAUsageError() async throws {
