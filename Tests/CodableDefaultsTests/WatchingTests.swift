@@ -127,6 +127,9 @@ import Testing
             try mine.flush()
         }
         #expect(try await passMarker(dir.file(), through: [mine]))
+        // The marker's observer and this observeAll observer are told of the marker one after the other, on
+        // the store's queue: wait for this one too before looking at everything it heard.
+        #expect(try await eventually { all.values.last == ["marker"] })
         #expect(seen.values == [1, 2, 3, 4, 5])
         #expect(all.values == Array(repeating: ["count"], count: 5) + [["marker"]])
         _ = (token, allToken)
