@@ -214,7 +214,6 @@ public final class Defaults: Sendable {
         } else {
             let fragment = try Codec.encode(
                 value, key: key.name, encoder: Codec.makeEncoder(), maxDepth: store.maxDepth)
-            try store.checkDepth(of: fragment, key: key.name)
             outcome = store.set(fragment: fragment, value: value, for: key)
         }
         guard outcome != .unchanged else { return }

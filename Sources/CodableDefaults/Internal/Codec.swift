@@ -46,7 +46,7 @@ enum Codec {
     /// A ``JSONValue`` (also `JSONValue?`, `[JSONValue]`, `[String: JSONValue]`) is written by the store's own
     /// writer, so its numbers keep their literals; see `JSONValueBytes`.
     ///
-    /// - Parameter maxDepth: The store's ``Defaults/Options/maximumDepth``, which such a value must fit in.
+    /// - Parameter maxDepth: The store's ``Defaults/Options/maximumDepth``, which every value must fit in.
     /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` naming the key. Its message never embeds
     ///   the value (which may be large, or nested too deep to print).
     static func encode(
@@ -55,11 +55,30 @@ enum Codec {
         if let json = JSONValueBytes.jsonValue(of: value) {
             return try JSONValueBytes.fragment(json, key: key, maxDepth: maxDepth)
         }
+        let fragment: [UInt8]
         do {
-            return Array(try encoder.encode(value))
+            fragment = Array(try encoder.encode(value))
         } catch {
             throw DefaultsError(.encodingFailed, "the value cannot be encoded as JSON: \(describe(error))", key: key)
         }
+        // Every level takes an opening and a closing bracket: a short value cannot nest too deep, and is not
+        // scanned.
+        if fragment.count / 2 >= maxDepth {
+            let depth = Document.nestingDepth(of: fragment)
+            if depth >= maxDepth { throw tooDeep(depth, maxDepth: maxDepth, key: key) }
+        }
+        return fragment
+    }
+
+    /// The error for a value nesting `depth` levels, which the file (whose top-level object is level 1) could
+    /// not hold under `maxDepth`: a store never writes a file it would refuse to open.
+    static func tooDeep(_ depth: Int, maxDepth: Int, key: String) -> DefaultsError {
+        DefaultsError(
+            .encodingFailed,
+            "the value nests arrays and objects \(depth) levels deep, \(depth + 1) in the file, over the limit "
+                + "of \(maxDepth) (Options.maximumDepth, which counts the file's top-level object): a stored value "
+                + "may nest at most \(maxDepth - 1), so it was not stored",
+            key: key)
     }
 
     /// Decodes a stored fragment as `type`. The fragment is valid compact JSON, as the store keeps it: from
@@ -104,8 +123,7 @@ enum Codec {
         if let error = error as? EncodingError {
             switch error {
             case .invalidValue(let value, let context):
-                let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-                return (path.isEmpty ? "" : "at \(path): ") + context.debugDescription + " (a \(type(of: value)))"
+                return at(context.codingPath) + context.debugDescription + " (a \(type(of: value)))"
             @unknown default:
                 return "an encoding error"
             }
@@ -113,13 +131,16 @@ enum Codec {
         return describe(decoding: error)
     }
 
+    /// Where inside a value an error is, as `at .profile[2].name: `, or nothing at the top.
+    private static func at(_ codingPath: [any CodingKey]) -> String {
+        let path = codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        return path.isEmpty ? "" : "at \(path): "
+    }
+
     /// A short description of a decoding error: what was wrong and at which coding path.
     private static func describe(decoding error: any Error) -> String {
         guard let error = error as? DecodingError else { return "\(error)" }
-        func at(_ context: DecodingError.Context) -> String {
-            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-            return (path.isEmpty ? "" : "at \(path): ") + context.debugDescription
-        }
+        func at(_ context: DecodingError.Context) -> String { Self.at(context.codingPath) + context.debugDescription }
         switch error {
         case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
             return at(context)

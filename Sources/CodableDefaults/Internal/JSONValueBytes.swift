@@ -241,14 +241,7 @@ enum JSONValueBytes {
     ///   than that, so that the file stays readable.
     static func fragment(_ value: JSONValue, key: String, maxDepth: Int) throws(DefaultsError) -> [UInt8] {
         let (bytes, depth) = write(value)
-        guard depth < maxDepth else {
-            throw DefaultsError(
-                .encodingFailed,
-                "the value nests arrays and objects \(depth) levels deep, \(depth + 1) in the file, over the limit "
-                    + "of \(maxDepth) (Options.maximumDepth, which counts the file's top-level object): a stored value "
-                    + "may nest at most \(maxDepth - 1)",
-                key: key)
-        }
+        guard depth < maxDepth else { throw Codec.tooDeep(depth, maxDepth: maxDepth, key: key) }
         return bytes
     }
 

@@ -856,9 +856,8 @@ final class Store: @unchecked Sendable {
             var failed: [(Cell, UInt64)] = []
             for (cell, version, value) in pending {
                 do throws(DefaultsError) {
-                    let fragment = try Codec.encode(value, key: cell.name, encoder: encoder, maxDepth: maxDepth)
-                    try checkDepth(of: fragment, key: cell.name)
-                    encoded[ObjectIdentifier(cell)] = fragment
+                    encoded[ObjectIdentifier(cell)] = try Codec.encode(
+                        value, key: cell.name, encoder: encoder, maxDepth: maxDepth)
                 } catch {
                     encodingError = encodingError ?? error
                     failed.append((cell, version))
@@ -958,23 +957,6 @@ final class Store: @unchecked Sendable {
             }
         }
         store(.raw(wanted), in: cell)
-    }
-
-    /// Refuses a value whose JSON would nest deeper in the file (where the top-level object is level 1) than
-    /// the store opens.
-    ///
-    /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` naming the key and the limit.
-    func checkDepth(of fragment: [UInt8], key: String) throws(DefaultsError) {
-        // Every level takes an opening and a closing bracket: a short value cannot nest too deep, and is not
-        // scanned.
-        guard fragment.count / 2 >= maxDepth else { return }
-        let depth = Document.nestingDepth(of: fragment)
-        guard depth >= maxDepth else { return }
-        throw DefaultsError(
-            .encodingFailed,
-            "the value nests \(depth) levels deep, \(depth + 1) in the file, over the limit of \(maxDepth) "
-                + "(Options.maximumDepth): the store could not open the file again, so the value was not stored",
-            path: file?.path, key: key)
     }
 
     /// Builds the file's bytes from the stored cells in order, merging newly stored names into the order.
