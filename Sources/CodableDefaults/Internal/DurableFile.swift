@@ -28,7 +28,7 @@ struct FileIdentity: Equatable, Sendable {
 /// POSIX file operations for one store file: a bounded read, the durable atomic write, the sidecar lock
 /// and the clean-up of temporary files left by a crash.
 ///
-/// Every failure is a ``DefaultsError`` naming the path and the `errno`. Nothing here retries a failed
+/// Every system call goes through ``system`` (see ``SystemCalls``), which tests can make fail. Every failure is a ``DefaultsError`` naming the path and the `errno`. Nothing here retries a failed
 /// `fsync` on the same file: after a failed `fsync` the kernel may have dropped the dirty pages, so the
 /// temporary file is discarded and the next save starts over.
 struct DurableFile: Sendable {
@@ -38,10 +38,20 @@ struct DurableFile: Sendable {
     let directory: String
     /// The file's last path component.
     let name: String
+    /// The system calls it makes: the plain ones, or ones a test's ``FaultPlan`` makes fail.
+    let system: SystemCalls
 
-    /// Creates the file layer for an absolute path. Nothing is touched on disk.
+    /// Creates the file layer for an absolute path, with the system calls installed for the current task
+    /// (the plain ones, unless a test installed a ``FaultPlan``). Nothing is touched on disk.
     init(path: String) {
+        self.init(path: path, system: .installed)
+    }
+
+    /// Creates the file layer for an absolute path, making its system calls through `system`. Nothing is
+    /// touched on disk.
+    init(path: String, system: SystemCalls) {
         self.path = path
+        self.system = system
         if let slash = path.lastIndex(of: "/") {
             let dir = String(path[..<slash])
             directory = dir.isEmpty ? "/" : dir
@@ -69,7 +79,7 @@ struct DurableFile: Sendable {
     /// - Throws: ``DefaultsError/Code-swift.struct/readFailed`` if `stat` fails for another reason than a missing file.
     func currentIdentity() throws(DefaultsError) -> FileIdentity? {
         var info = stat()
-        if stat(path, &info) != 0 {
+        if system.stat(path, &info) != 0 {
             let code = Sys.errno
             if code == ENOENT || code == ENOTDIR { return nil }
             throw failure(.readFailed, "cannot inspect the store file", errno: code)
@@ -83,15 +93,17 @@ struct DurableFile: Sendable {
     /// - Throws: ``DefaultsError`` with code `readFailed`, `notARegularFile` or `fileTooLarge`.
     func read(maxSize: Int) throws(DefaultsError) -> (bytes: [UInt8], identity: FileIdentity)? {
         // O_NONBLOCK so that a FIFO planted at the path cannot block the open; it is refused below.
-        let fd = Sys.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let fd = system.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if fd < 0 {
             let code = Sys.errno
             if code == ENOENT || code == ENOTDIR { return nil }
             throw failure(.readFailed, "cannot open the store file", errno: code)
         }
-        defer { close(fd) }
+        defer { _ = system.close(fd) }
         var info = stat()
-        if fstat(fd, &info) != 0 { throw failure(.readFailed, "cannot inspect the store file", errno: Sys.errno) }
+        if system.fstat(fd, &info) != 0 {
+            throw failure(.readFailed, "cannot inspect the store file", errno: Sys.errno)
+        }
         guard Sys.isRegular(info.st_mode) else {
             throw DefaultsError(
                 .notARegularFile, "the store path is not a regular file (a directory, FIFO or device)", path: path)
@@ -113,7 +125,7 @@ struct DurableFile: Sendable {
                 bytes.append(contentsOf: repeatElement(0, count: max(4096, bytes.count)))
             }
             let result = bytes.withUnsafeMutableBytes { buffer in
-                systemRead(fd, buffer.baseAddress! + count, buffer.count - count)
+                system.read(fd, buffer.baseAddress! + count, buffer.count - count)
             }
             if result < 0 {
                 let code = Sys.errno
@@ -130,7 +142,7 @@ struct DurableFile: Sendable {
     /// Creates the store's directory and any missing parents, with mode 0700.
     func createDirectory() throws(DefaultsError) {
         var info = stat()
-        if stat(directory, &info) == 0 {
+        if system.stat(directory, &info) == 0 {
             guard Sys.isDirectory(info.st_mode) else {
                 throw DefaultsError(
                     .writeFailed, "the store's directory is not a directory", path: directory, errno: ENOTDIR)
@@ -152,12 +164,12 @@ struct DurableFile: Sendable {
                     errno: ENOENT, path: directory)
             }
             prefix += "/" + component
-            if !missing && stat(prefix, &info) != 0 { missing = true }
+            if !missing && system.stat(prefix, &info) != 0 { missing = true }
         }
         var current = start
         for component in components {
             current += "/" + component
-            if mkdir(current, 0o700) != 0 {
+            if system.mkdir(current, 0o700) != 0 {
                 let code = Sys.errno
                 if code == EEXIST { continue }
                 throw failure(.writeFailed, "cannot create the store's directory", errno: code, path: current)
@@ -183,7 +195,7 @@ struct DurableFile: Sendable {
         var mode: mode_t = 0o600
         var owner: (uid_t, gid_t)?
         var existing = stat()
-        if stat(path, &existing) == 0 {
+        if system.stat(path, &existing) == 0 {
             guard Sys.isRegular(existing.st_mode) else {
                 throw DefaultsError(
                     .notARegularFile, "the store path is not a regular file (a directory, FIFO or device)",
@@ -196,16 +208,16 @@ struct DurableFile: Sendable {
         }
         let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         let temporary = directory + "/" + temporaryPrefix + String(getpid()) + "." + random + ".tmp"
-        let fd = Sys.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = system.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd < 0 {
             throw failure(.writeFailed, "cannot create a temporary file beside the store file", errno: Sys.errno)
         }
         var open = true
         func discard() {
-            if open { close(fd) }
-            unlink(temporary)
+            if open { _ = system.close(fd) }
+            _ = system.unlink(temporary)
         }
-        if fchmod(fd, mode) != 0 {
+        if system.fchmod(fd, mode) != 0 {
             let code = Sys.errno
             discard()
             throw failure(.writeFailed, "cannot set the mode of the temporary file", errno: code)
@@ -213,7 +225,7 @@ struct DurableFile: Sendable {
         // Keep the old file's owner (a save by root must not take a user's file away from them). Only root
         // may give a file away; for anyone else EPERM is expected and the file becomes theirs, as any
         // rewrite by them would.
-        if let (uid, gid) = owner, fchown(fd, uid, gid) != 0, Sys.errno != EPERM {
+        if let (uid, gid) = owner, system.fchown(fd, uid, gid) != 0, Sys.errno != EPERM {
             let code = Sys.errno
             discard()
             throw failure(.writeFailed, "cannot set the owner of the temporary file", errno: code)
@@ -221,7 +233,7 @@ struct DurableFile: Sendable {
         var offset = 0
         let writeError: Int32? = bytes.withUnsafeBytes { buffer in
             while offset < buffer.count {
-                let written = systemWrite(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = system.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
                 if written < 0 {
                     if Sys.errno == EINTR { continue }
                     return Sys.errno
@@ -234,24 +246,24 @@ struct DurableFile: Sendable {
             discard()
             throw failure(.writeFailed, "cannot write the temporary file", errno: writeError)
         }
-        if Sys.fullSync(fd) != 0 {
+        if system.fullSync(fd) != 0 {
             let code = Sys.errno
             discard()
             throw failure(.writeFailed, "cannot flush the temporary file to disk (fsync)", errno: code)
         }
         var info = stat()
-        if fstat(fd, &info) != 0 {
+        if system.fstat(fd, &info) != 0 {
             let code = Sys.errno
             discard()
             throw failure(.writeFailed, "cannot inspect the temporary file", errno: code)
         }
         open = false
-        if close(fd) != 0 {
+        if system.close(fd) != 0 {
             let code = Sys.errno
             discard()
             throw failure(.writeFailed, "cannot close the temporary file", errno: code)
         }
-        if rename(temporary, path) != 0 {
+        if system.rename(temporary, path) != 0 {
             let code = Sys.errno
             discard()
             throw failure(.writeFailed, "cannot rename the temporary file over the store file", errno: code)
@@ -260,7 +272,7 @@ struct DurableFile: Sendable {
         // The rename changed the inode's change time: take the identity as it is now (the caller holds the
         // lock, so no other writer of this library can have replaced the file since).
         var renamed = stat()
-        if stat(path, &renamed) == 0 && renamed.st_ino == info.st_ino && renamed.st_dev == info.st_dev {
+        if system.stat(path, &renamed) == 0 && renamed.st_ino == info.st_ino && renamed.st_dev == info.st_dev {
             return (FileIdentity(renamed), notDurable)
         }
         return (FileIdentity(info), notDurable)
@@ -289,11 +301,11 @@ struct DurableFile: Sendable {
         var candidate = path + ".corrupt-" + stamp
         var counter = 1
         var info = stat()
-        while lstat(candidate, &info) == 0 {
+        while system.lstat(candidate, &info) == 0 {
             counter += 1
             candidate = path + ".corrupt-" + stamp + "-\(counter)"
         }
-        if rename(path, candidate) != 0 {
+        if system.rename(path, candidate) != 0 {
             throw failure(.writeFailed, "cannot move the unreadable store file aside", errno: Sys.errno)
         }
         return (candidate, syncDirectory(after: "the unreadable store file \(path) was moved aside to \(candidate)"))
@@ -313,10 +325,10 @@ struct DurableFile: Sendable {
                     + "(\(Sys.describe(code))): \(done == nil ? "they" : "it") may not survive a power loss",
                 path: path, errno: code)
         }
-        let fd = Sys.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = system.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd < 0 { return notDurable("opening its directory", Sys.errno) }
-        defer { close(fd) }
-        if Sys.fullSync(fd) != 0 {
+        defer { _ = system.close(fd) }
+        if system.fullSync(fd) != 0 {
             let code = Sys.errno
             // Some file systems cannot fsync a directory; they give EINVAL. The rename is then as durable
             // as they can make it.
@@ -337,12 +349,12 @@ struct DurableFile: Sendable {
     ///   holder's pid when the deadline passed; ``DefaultsError/Code-swift.struct/writeFailed`` when the lock
     ///   file cannot be opened or locked.
     func lock(timeout: Duration, onWait: () -> Void = {}) throws(DefaultsError) -> Int32 {
-        let fd = Sys.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        let fd = system.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if fd < 0 { throw failure(.writeFailed, "cannot open the lock file", errno: Sys.errno, path: lockPath) }
         let deadline = Sys.monotonicNanoseconds().saturatingAdd(timeout.nanoseconds())
         var pause: UInt64 = 1_000_000
         var waited = false
-        while Sys.tryLockExclusive(fd) != 0 {
+        while system.tryLockExclusive(fd) != 0 {
             let code = Sys.errno
             let now = Sys.monotonicNanoseconds()
             if !waited && Sys.isLockBusy(code) {
@@ -351,7 +363,7 @@ struct DurableFile: Sendable {
             }
             guard Sys.isLockBusy(code), now < deadline else {
                 let holders = Sys.isLockBusy(code) ? Sys.flockHolders(of: fd) : []
-                close(fd)
+                _ = system.close(fd)
                 guard Sys.isLockBusy(code) else {
                     throw failure(.writeFailed, "cannot lock the lock file", errno: code, path: lockPath)
                 }
@@ -372,25 +384,15 @@ struct DurableFile: Sendable {
 
     /// Releases a lock taken with ``lock()``.
     func unlock(_ fd: Int32) {
-        Sys.unlock(fd)
-        close(fd)
+        system.unlock(fd)
+        _ = system.close(fd)
     }
 
     /// The names of temporary files of this store file left in its directory (by a crashed writer).
     func leftoverTemporaries() -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
+        guard let entries = system.directoryEntries(directory) else { return [] }
         let prefix = temporaryPrefix
-        while let entry = readdir(dir) {
-            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if entryName.hasPrefix(prefix) && Self.isTemporarySuffix(entryName.dropFirst(prefix.count)) {
-                names.append(entryName)
-            }
-        }
-        return names
+        return entries.filter { $0.hasPrefix(prefix) && Self.isTemporarySuffix($0.dropFirst(prefix.count)) }
     }
 
     /// Whether `rest` is what follows `.<name>.` in this file's temporary names: `<pid>.<random>.tmp`, the
@@ -414,8 +416,8 @@ struct DurableFile: Sendable {
             let full = directory + "/" + entry
             var info = stat()
             // Only files and links are ours to remove; anything else at such a name is left alone.
-            if lstat(full, &info) == 0 && Sys.isDirectory(info.st_mode) { continue }
-            if unlink(full) != 0 {
+            if system.lstat(full, &info) == 0 && Sys.isDirectory(info.st_mode) { continue }
+            if system.unlink(full) != 0 {
                 let code = Sys.errno
                 if code == ENOENT { continue }
                 throw failure(.writeFailed, "cannot remove a leftover temporary file", errno: code, path: full)
@@ -430,36 +432,22 @@ extension DurableFile {
     /// `path` with symbolic links resolved: the file's own real path when it exists, else its directory's
     /// real path and its name, else `path` unchanged. Two spellings of one file give one path, so one process
     /// keeps one store per file.
-    static func canonicalPath(_ path: String) -> String {
+    static func canonicalPath(_ path: String, system: SystemCalls = .installed) -> String {
         var path = path
         // A dangling symbolic link (its target does not exist yet) is followed by hand, so the first save
         // creates the target and the link stays a link. 40 hops, as the kernel allows.
         for _ in 0..<40 {
-            if let resolved = realPath(path) { return resolved }
+            if let resolved = system.realpath(path) { return resolved }
             // Something that exists but has no real path (a /proc magic link to a pipe) is used as named.
             var info = stat()
-            if stat(path, &info) == 0 { break }
-            guard let target = linkTarget(path) else { break }
-            path = target.hasPrefix("/") ? target : DurableFile(path: path).directory + "/" + target
+            if system.stat(path, &info) == 0 { break }
+            guard let target = system.readlink(path) else { break }
+            path = target.hasPrefix("/") ? target : DurableFile(path: path, system: system).directory + "/" + target
         }
-        let file = DurableFile(path: path)
-        if let directory = realPath(file.directory) {
+        let file = DurableFile(path: path, system: system)
+        if let directory = system.realpath(file.directory) {
             return (directory == "/" ? "" : directory) + "/" + file.name
         }
         return path
-    }
-
-    /// What the symbolic link at `path` points to, or `nil` when `path` is not a symbolic link.
-    private static func linkTarget(_ path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count > 0 else { return nil }
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 }

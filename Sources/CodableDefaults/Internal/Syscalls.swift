@@ -37,19 +37,36 @@ enum Sys {
         #endif
     }
 
+    /// Sets the calling thread's `errno` (for the fault-injecting ``SystemCalls``).
+    static func setErrno(_ code: Int32) {
+        #if canImport(Darwin)
+            Darwin.errno = code
+        #elseif canImport(Glibc)
+            Glibc.errno = code
+        #else
+            Musl.errno = code
+        #endif
+    }
+
     /// `open` with a mode, retrying on `EINTR`.
     static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 {
         while true {
-            let fd = path.withCString { cPath in
-                #if canImport(Darwin)
-                    Darwin.open(cPath, flags, mode)
-                #elseif canImport(Glibc)
-                    Glibc.open(cPath, flags, mode)
-                #else
-                    Musl.open(cPath, flags, mode)
-                #endif
-            }
+            let fd = openOnce(path, flags, mode)
             if fd >= 0 || errno != EINTR { return fd }
+        }
+    }
+
+    /// `open` with a mode, once: -1 with `errno` set (`EINTR` included) on failure.
+    @inline(__always)
+    static func openOnce(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+        path.withCString { cPath in
+            #if canImport(Darwin)
+                Darwin.open(cPath, flags, mode)
+            #elseif canImport(Glibc)
+                Glibc.open(cPath, flags, mode)
+            #else
+                Musl.open(cPath, flags, mode)
+            #endif
         }
     }
 
