@@ -99,6 +99,11 @@ final class FaultPlan: @unchecked Sendable {
         inject(.error(errno), into: call, on: paths, skipping: skipping, times: times)
     }
 
+    /// Ends every rule: from now on every call is made as asked (and still logged).
+    func removeAll() {
+        lock.withLock { rules.removeAll() }
+    }
+
     /// Every call made through the plan so far, in order.
     var records: [Record] { lock.withLock { log } }
 
