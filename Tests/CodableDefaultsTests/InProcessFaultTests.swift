@@ -118,6 +118,27 @@ struct InProcessFaultTests {
         #expect(subject.errors.errors.isEmpty, "\(subject.errors.errors)")
     }
 
+    /// The save cannot inspect the existing file to take its mode: it fails rather than write the file with
+    /// mode 0600 (issue 15: the failed `stat` was taken for a missing file, and the file lost its mode).
+    @Test func saveThatCannotInspectTheFileKeepsItsMode() throws {
+        let subject = try Subject()
+        let old = try subject.prepareChange()
+        #expect(chmod(subject.path, 0o644) == 0)
+        // The first stat of the store file is the save's check for outside changes; the second is the write's.
+        subject.plan.fail(.stat, on: .exactly(subject.path), with: EIO, skipping: 1)
+        let error = #expect(throws: DefaultsError.self) { try subject.defaults.flush() }
+        #expect(error?.code == .writeFailed && error?.errno == EIO, "\(String(describing: error))")
+        #expect(error?.path == subject.path)
+        #expect(try bytes(subject.url) == old)
+        #expect(try subject.temporaries() == [])
+        #expect(subject.plan.isSpent)
+
+        try subject.defaults.flush()
+        #expect(try text(subject.url) == Self.saved)
+        let mode = try FileManager.default.attributesOfItem(atPath: subject.path)[.posixPermissions] as? Int
+        #expect(mode == 0o644, "the file keeps its mode")
+    }
+
     /// The save's calls, in the durable order: the lock is held from before the temporary file is created until
     /// after the directory is flushed.
     @Test func saveMakesItsCallsInTheDurableOrder() throws {

@@ -205,6 +205,9 @@ struct DurableFile: Sendable {
             if existing.st_uid != geteuid() || existing.st_gid != getegid() {
                 owner = (existing.st_uid, existing.st_gid)
             }
+        } else if Sys.errno != ENOENT {
+            // Only a missing file is a new one: any other failure would write the file with mode 0600.
+            throw failure(.writeFailed, "cannot inspect the store file to keep its mode", errno: Sys.errno)
         }
         let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         let temporary = directory + "/" + temporaryPrefix + String(getpid()) + "." + random + ".tmp"
