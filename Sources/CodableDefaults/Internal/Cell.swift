@@ -146,21 +146,3 @@ final class Slot<Value>: AnySlot {
         super.init(cell: cell, version: version)
     }
 }
-
-/// Orders names as the file does: by their UTF-8 bytes.
-@inline(__always)
-func precedesInFile(_ lhs: String, _ rhs: String) -> Bool {
-    var lhs = lhs
-    var rhs = rhs
-    // Contiguous UTF-8 (native strings are) compares with memcmp rather than byte by byte.
-    return lhs.withUTF8 { left in
-        rhs.withUTF8 { right in
-            let shared = min(left.count, right.count)
-            if shared > 0, let a = left.baseAddress, let b = right.baseAddress {
-                let order = memcmp(a, b, shared)
-                if order != 0 { return order < 0 }
-            }
-            return left.count < right.count
-        }
-    }
-}
