@@ -1,17 +1,22 @@
-// libFuzzer entry point for the store file's parser (`Document.parse`) and the value validator
-// (`Document.compactValue`).
+// libFuzzer entry point for the store file's parser (`Document.parse`), the value validator
+// (`Document.compactValue`) and the file's writer (`FileImage`).
 //
-// This file is compiled together with Sources/CodableDefaults/Internal/Document.swift and MemberName.swift into
-// one module by Scripts/fuzz.sh (they use only the standard library and the C library), so it needs no package
-// target:
+// This file is compiled together with Sources/CodableDefaults/Internal/Document.swift, Document+Position.swift,
+// FileImage.swift and MemberName.swift into one module by Scripts/fuzz.sh (they use only the standard library and
+// the C library), so it needs no package target:
 //
-//     swiftc -parse-as-library -sanitize=fuzzer,address -O -g Sources/CodableDefaults/Internal/Document.swift \
+//     swiftc -parse-as-library -package-name CodableDefaults -sanitize=fuzzer,address -O -g \
+//         Sources/CodableDefaults/Internal/Document.swift \
+//         Sources/CodableDefaults/Internal/Document+Position.swift Sources/CodableDefaults/Internal/FileImage.swift \
 //         Sources/CodableDefaults/Internal/MemberName.swift Fuzz/DocumentFuzzer.swift -o document-fuzzer
 //
 // Beyond "does not crash, does not hang, no memory error", it checks properties every accepted input must
 // have, and traps (so libFuzzer records the input) when one does not hold:
-// - a parsed document serializes to a file that parses back to the same members, names byte for byte (two
-//   canonically equivalent names, such as "\u00E9" and "e\u0301", stay two members with their own bytes);
+// - the `FileImage` of a parsed document parses back to the same members in file order (sorted by UTF-8 bytes),
+//   names byte for byte (two canonically equivalent names, such as "\u00E9" and "e\u0301", stay two members
+//   with their own bytes), and finds each member by name;
+// - applying changes drawn from the input (values replaced, members removed, names added, some repeated) to that
+//   image gives exactly the bytes of a fresh `FileImage` of the resulting members, over several rounds;
 // - every member value is compact: `compactValue` accepts it and returns it unchanged;
 // - `compactValue` of any input is idempotent;
 // - errors point inside the input: 0 <= offset <= count, line >= 1, column >= 1.
@@ -34,13 +39,9 @@ func fuzzOne(_ bytes: [UInt8]) {
     for maxDepth in [512, 4] {
         do {
             let members = try Document.parse(bytes, maxDepth: maxDepth)
-            let written = Document.serialize(members)
-            do {
-                let reparsed = try Document.parse(written, maxDepth: maxDepth)
-                require(reparsed == members, "serialize/parse round trip changed the members")
-            } catch {
-                require(false, "the serialized document does not parse: \(error.message)")
-            }
+            let image = FileImage(members: members)
+            checkRoundTrip(image, of: members, maxDepth: maxDepth)
+            if maxDepth == 512 { checkApply(to: image, members: members, seed: bytes) }
             for member in members {
                 do {
                     let compact = try Document.compactValue(member.value, maxDepth: maxDepth)
@@ -62,6 +63,78 @@ func fuzzOne(_ bytes: [UInt8]) {
             }
         } catch {
             checkPosition(error, count: bytes.count)
+        }
+    }
+}
+
+/// Checks that `image`, built from parsed `members`, parses back to them in file order and finds each by name.
+func checkRoundTrip(_ image: FileImage, of members: [DocumentMember], maxDepth: Int) {
+    let sorted = members.sorted { precedesInFile($0.key, $1.key) }
+    do {
+        let reparsed = try Document.parse(image.bytes, maxDepth: maxDepth)
+        require(reparsed == sorted, "FileImage/parse round trip changed the members")
+    } catch {
+        require(false, "the FileImage of a document does not parse: \(error.message)")
+    }
+    require(image.members == sorted, "the FileImage's members are not the sorted members")
+    for (position, member) in sorted.enumerated() {
+        require(image.index(of: member.key) == position, "index(of:) did not find a member")
+    }
+}
+
+/// A small deterministic generator (SplitMix64) seeded from the input, so a saved input replays exactly.
+struct Generator {
+    var state: UInt64
+
+    init(seed: [UInt8]) {
+        state = 0x9E37_79B9_7F4A_7C15
+        for byte in seed { state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+    }
+
+    mutating func next(_ bound: Int) -> Int {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        mixed ^= mixed >> 31
+        return Int(mixed % UInt64(max(bound, 1)))
+    }
+}
+
+/// Applies rounds of changes drawn from the input to `image` and checks each result against a fresh image of the
+/// members it should hold.
+func checkApply(to image: FileImage, members: [DocumentMember], seed: [UInt8]) {
+    var generator = Generator(seed: seed)
+    var image = image
+    var expected: [MemberName: [UInt8]] = [:]
+    for member in members { expected[MemberName(member.key)] = member.value }
+    let values: [[UInt8]] =
+        members.map(\.value) + [Array("1".utf8), Array("null".utf8), Array("\"a longer value than most\"".utf8), []]
+    // New names: variants of the input's names (some canonically equivalent to others) and a few fixed ones.
+    let names: [String] =
+        members.map(\.key) + members.map { $0.key + "\u{301}" } + members.map { "e" + $0.key }
+        + ["", "e\u{301}", "\u{E9}", "z", "\u{0}", "\"\\"]
+    for _ in 0..<3 {
+        var changes: [(name: String, value: [UInt8]?)] = []
+        let replaceOnly = generator.next(2) == 0
+        for _ in 0..<generator.next(14) {
+            let name =
+                replaceOnly && image.count > 0
+                ? image.name(at: generator.next(image.count)) : names[generator.next(names.count)]
+            let value: [UInt8]? = !replaceOnly && generator.next(3) == 0 ? nil : values[generator.next(values.count)]
+            // An empty value stands for "the value it has, once more" (an unchanged value to skip).
+            let written = value == [] ? expected[MemberName(name)] ?? Array("0".utf8) : value
+            changes.append((name, written))
+            expected[MemberName(name)] = written
+        }
+        image.apply(changes)
+        let fresh = FileImage(
+            members: expected.map { (name: $0.key.string, value: $0.value) }.sorted { precedesInFile($0.name, $1.name) }
+        )
+        require(image.bytes == fresh.bytes, "apply gave other bytes than a fresh FileImage of the result")
+        require(image.members == fresh.members, "apply gave other members than a fresh FileImage of the result")
+        for position in 0..<fresh.count {
+            require(image.index(of: fresh.name(at: position)) == position, "index(of:) lost a member after apply")
         }
     }
 }

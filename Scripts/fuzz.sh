@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Fuzzes the store file's parser (Document.parse and Document.compactValue) with libFuzzer.
+# Fuzzes the store file's parser (Document.parse and Document.compactValue) and its writer (FileImage) with libFuzzer.
 #
 # The fuzz target is Fuzz/DocumentFuzzer.swift compiled together with
-# Sources/CodableDefaults/Internal/Document.swift, Document+Position.swift and MemberName.swift (which use only
-# the standard library and the C library) by swiftc with -sanitize=fuzzer,address; no package target is needed.
+# Sources/CodableDefaults/Internal/Document.swift, Document+Position.swift, FileImage.swift and MemberName.swift
+# (which use only the standard library and the C library) by swiftc with -sanitize=fuzzer,address; no package
+# target is needed.
 # It starts from the seed corpus in Fuzz/Corpus (checked in) and runs for a bounded time.
 #
 # Usage: Scripts/fuzz.sh [SECONDS]        (default: $FUZZ_SECONDS or 60)
@@ -30,9 +31,11 @@ build_start=$(date +%s)
 # lld avoids gold's warnings about the sanitizer's local symbols.
 linker=()
 if command -v ld.lld >/dev/null 2>&1 || [ -x "$(dirname "$(command -v swiftc)")/ld.lld" ]; then linker=(-use-ld=lld); fi
-timeout 600 swiftc -parse-as-library -O -g -sanitize=fuzzer,address "${linker[@]}" \
+# The package name lets the fuzz target see FileImage, which is `package` for the command-line tool.
+timeout 600 swiftc -parse-as-library -package-name CodableDefaults -O -g -sanitize=fuzzer,address "${linker[@]}" \
     "$root/Sources/CodableDefaults/Internal/Document.swift" \
     "$root/Sources/CodableDefaults/Internal/Document+Position.swift" \
+    "$root/Sources/CodableDefaults/Internal/FileImage.swift" \
     "$root/Sources/CodableDefaults/Internal/MemberName.swift" \
     "$root/Fuzz/DocumentFuzzer.swift" \
     -o "$binary"
