@@ -159,12 +159,11 @@ enum JSONText {
         return text + "\n}"
     }
 
-    /// The store file's format: one member per line, in the order given (the caller sorts them by key), each
-    /// value compact, a final newline.
+    /// The store file's format, written by the library's own writer: one member per line, sorted by key (by
+    /// UTF-8 bytes), each value compact, a final newline.
     static func storeFile(_ members: [(key: String, value: JSONValue)]) -> String {
-        guard !members.isEmpty else { return "{}\n" }
-        let lines = members.map { member in "  \(compact(.string(member.key))): \(compact(member.value))" }
-        return "{\n" + lines.joined(separator: ",\n") + "\n}\n"
+        let image = FileImage(members: members.lazy.map { (name: $0.key, value: Array(compact($0.value).utf8)) })
+        return String(decoding: image.bytes, as: UTF8.self)
     }
 
     /// The keys of `members` in the store file's order: by UTF-8 bytes.
