@@ -476,25 +476,26 @@ import Testing
 
     // MARK: Writing
 
-    @Test func serializeEmptyStore() {
-        #expect(Document.serialize([(key: String, value: [UInt8])]()) == bytes("{}\n"))
-        #expect(Document.serialize([DocumentMember]()) == bytes("{}\n"))
+    @Test func writeEmptyStore() {
+        #expect(FileImage(members: [(name: String, value: [UInt8])]()).bytes == bytes("{}\n"))
+        #expect(FileImage(members: [DocumentMember]()).bytes == bytes("{}\n"))
     }
 
-    @Test func serializeLayout() {
-        let members: [(key: String, value: [UInt8])] = [
-            (key: "a", value: bytes("1")), (key: "b", value: bytes(#"{"x":[true,null]}"#)),
+    @Test func writeLayout() {
+        let members: [(name: String, value: [UInt8])] = [
+            (name: "a", value: bytes("1")), (name: "b", value: bytes(#"{"x":[true,null]}"#)),
         ]
         let expected = "{\n  \"a\": 1,\n  \"b\": {\"x\":[true,null]}\n}\n"
-        #expect(Document.serialize(members) == bytes(expected))
-        #expect(Document.serialize(members.map { DocumentMember(key: $0.key, value: $0.value) }) == bytes(expected))
-        #expect(Document.serialize([(key: "only", value: bytes("\"v\""))]) == bytes("{\n  \"only\": \"v\"\n}\n"))
-        // Members are written in the given order, not sorted.
+        #expect(FileImage(members: members).bytes == bytes(expected))
+        #expect(
+            FileImage(members: members.map { DocumentMember(key: $0.name, value: $0.value) }).bytes == bytes(expected))
+        #expect(FileImage(members: [(name: "only", value: bytes("\"v\""))]).bytes == bytes("{\n  \"only\": \"v\"\n}\n"))
+        // Members are written in file order (by UTF-8 bytes), whatever order they are given in.
         let dictionary: [String: [UInt8]] = ["z": bytes("1"), "y": bytes("2")]
-        #expect(
-            Document.serialize(dictionary.sorted { $0.key < $1.key }) == bytes("{\n  \"y\": 2,\n  \"z\": 1\n}\n"))
-        #expect(
-            Document.serialize(dictionary.sorted { $0.key > $1.key }) == bytes("{\n  \"z\": 1,\n  \"y\": 2\n}\n"))
+        for order in [dictionary.sorted { $0.key < $1.key }, dictionary.sorted { $0.key > $1.key }] {
+            let image = FileImage(members: order.map { (name: $0.key, value: $0.value) })
+            #expect(image.bytes == bytes("{\n  \"y\": 2,\n  \"z\": 1\n}\n"))
+        }
     }
 
     @Test func appendQuotedEscapes() {
@@ -506,8 +507,8 @@ import Testing
         #expect(out == bytes("A\"\""))
     }
 
-    @Test func serializeEscapesKeys() {
-        let output = Document.serialize([(key: "say \"hi\"\n", value: bytes("1"))])
+    @Test func writeEscapesKeys() {
+        let output = FileImage(members: [(name: "say \"hi\"\n", value: bytes("1"))]).bytes
         #expect(output == bytes("{\n  \"say \\\"hi\\\"\\n\": 1\n}\n"))
     }
 
@@ -520,10 +521,11 @@ import Testing
             DocumentMember(key: "ключ 😀 é e\u{301}x", value: bytes("[true,false]")),
             DocumentMember(key: "\u{7F}\u{FEFF}\u{10FFFF}", value: bytes("-0")),
         ]
-        #expect(try Document.parse(Document.serialize(members)) == members)
-        let tuples = members.map { (key: $0.key, value: $0.value) }
-        #expect(try Document.parse(Document.serialize(tuples)) == members)
-        #expect(try Document.parse(Document.serialize([DocumentMember]())) == [])
+        let sorted = members.sorted { precedesInFile($0.key, $1.key) }
+        #expect(try Document.parse(FileImage(members: members).bytes) == sorted)
+        let tuples = members.map { (name: $0.key, value: $0.value) }
+        #expect(try Document.parse(FileImage(members: tuples).bytes) == sorted)
+        #expect(try Document.parse(FileImage(members: [DocumentMember]()).bytes) == [])
     }
 
     /// The string scanner reads eight bytes at a time while they are plain ASCII: every special byte must be

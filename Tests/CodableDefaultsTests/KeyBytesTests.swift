@@ -187,8 +187,9 @@ import Testing
 
     @Test func aSerializedDocumentKeepsBothSpellings() throws {
         let members = try Document.parse(Self.bothSpellings)
-        let reparsed = try Document.parse(Document.serialize(members))
-        #expect(reparsed == members)
+        let reparsed = try Document.parse(FileImage(members: members).bytes)
+        #expect(reparsed == members.sorted { precedesInFile($0.key, $1.key) })
+        #expect(reparsed.count == 2)
         #expect(
             DocumentMember(key: Self.composed, value: [0x31]) != DocumentMember(key: Self.decomposed, value: [0x31]))
     }

@@ -1,8 +1,8 @@
-// Strict JSON scanning and writing for the store file.
+// Strict JSON scanning for the store file.
 //
 // The store file is a JSON object (RFC 8259) whose members are the stored settings. This file parses it into
-// top-level members whose values stay as compact JSON bytes, validates single values given as text, and writes the
-// file back out in a fixed, diff-friendly layout. It uses only the standard library.
+// top-level members whose values stay as compact JSON bytes and validates single values given as text; FileImage.swift
+// writes the file back out. It uses only the standard library.
 
 /// Where and why a store file (or a value given as text) failed to parse.
 ///
@@ -71,7 +71,7 @@ struct DocumentMember: Sendable, Equatable {
     }
 }
 
-/// Parsing and writing of the store file format.
+/// Parsing of the store file format, and the escaping of its strings (`FileImage` writes the file).
 ///
 /// Parsing is strict RFC 8259 JSON: valid UTF-8 throughout, no byte-order mark, only space, tab, LF and CR as
 /// whitespace, exact number grammar and literals, only the standard escapes, paired surrogates, no duplicate keys at
@@ -113,57 +113,6 @@ enum Document {
             }
         }
         return try result.get()
-    }
-
-    /// Writes members as a store file.
-    ///
-    /// The output is `"{\n"`, then one `  "<escaped key>": <value>` line per member joined by `",\n"`, then `"\n}\n"`.
-    /// An empty store is exactly `"{}\n"`. Members are written in the given order (the caller sorts them) and values
-    /// are copied verbatim, so they must already be valid compact JSON. The element type matches the elements of
-    /// `Dictionary<String, [UInt8]>`, so `dictionary.sorted { $0.key < $1.key }` can be passed directly.
-    static func serialize(_ members: some Sequence<(key: String, value: [UInt8])>) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(members.underestimatedCount * 32 + 4)
-        out.append(Byte.openBrace)
-        var isFirst = true
-        for member in members {
-            out.append(contentsOf: isFirst ? [Byte.lineFeed, Byte.space, Byte.space] : Byte.memberSeparator)
-            isFirst = false
-            appendQuoted(member.key, to: &out)
-            out.append(Byte.colon)
-            out.append(Byte.space)
-            out.append(contentsOf: member.value)
-        }
-        if !isFirst {
-            out.append(Byte.lineFeed)
-        }
-        out.append(Byte.closeBrace)
-        out.append(Byte.lineFeed)
-        return out
-    }
-
-    /// Writes members as a store file; see `serialize(_:)` for the layout. The array is written in its order.
-    static func serialize(_ members: [DocumentMember]) -> [UInt8] {
-        var capacity = 4
-        for member in members {
-            capacity += member.key.utf8.count + member.value.count + 8
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(capacity)
-        out.append(Byte.openBrace)
-        for (position, member) in members.enumerated() {
-            out.append(contentsOf: position == 0 ? [Byte.lineFeed, Byte.space, Byte.space] : Byte.memberSeparator)
-            appendQuoted(member.key, to: &out)
-            out.append(Byte.colon)
-            out.append(Byte.space)
-            out.append(contentsOf: member.value)
-        }
-        if !members.isEmpty {
-            out.append(Byte.lineFeed)
-        }
-        out.append(Byte.closeBrace)
-        out.append(Byte.lineFeed)
-        return out
     }
 
     /// Appends the JSON string literal for `key`, quotes included, to `out`.
@@ -267,8 +216,6 @@ private enum Byte {
     static let lowercaseE: UInt8 = 0x65
     /// `E`
     static let uppercaseE: UInt8 = 0x45
-    /// `,\n  `, written between members of a store file.
-    static let memberSeparator: [UInt8] = [0x2C, 0x0A, 0x20, 0x20]
     /// `0123456789abcdef`
     static let lowercaseHexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 

@@ -226,7 +226,7 @@ final class Store: @unchecked Sendable {
             }
         }
         migrated.sort { precedesInFile($0.key, $1.key) }
-        let serialized = Document.serialize(migrated)
+        let serialized = FileImage(members: migrated).bytes
         // Never write a file that this store (with these limits) could not open again.
         do throws(DefaultsError) {
             if serialized.count > maxFileSize {
