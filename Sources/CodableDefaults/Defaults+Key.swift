@@ -5,6 +5,8 @@
 #endif
 
 extension Defaults {
+    // `@unchecked Sendable`: the compiler checks only final classes, and `Key` inherits from this one.
+    // Every stored property is an immutable `Sendable` value, except the store list, which is `Locked`.
     /// The namespace for your typed keys, and the common base of every ``Defaults/Key``.
     ///
     /// Declare keys as static members of an extension, so they can be written with a leading dot:
@@ -34,8 +36,7 @@ extension Defaults {
         let nameLength: Int
 
         /// The stores holding a cache slot for this key, so the slots can go when the key does.
-        private let trackingLock = Lock()
-        nonisolated(unsafe) private var stores: [ObjectIdentifier: WeakStore] = [:]
+        private let stores = Locked<[ObjectIdentifier: WeakStore]>([:])
 
         init(name: String) {
             self.name = name
@@ -45,17 +46,19 @@ extension Defaults {
         }
 
         deinit {
-            let stores = trackingLock.withLock { self.stores.values.compactMap(\.store) }
+            let stores = stores.withLock { $0.values.compactMap(\.store) }
             for store in stores { store.forgetSlot(id) }
         }
 
         /// Notes that `store` made a cache slot for this key. Called with the store's lock held; takes only
         /// the key's own lock, which is never held while calling into a store.
         func track(_ store: Store) {
-            trackingLock.withLock { stores[ObjectIdentifier(store)] = WeakStore(store) }
+            stores.withLock { $0[ObjectIdentifier(store)] = WeakStore(store) }
         }
     }
 
+    // `@unchecked Sendable` because its superclass is (see `Keys`); its own stored properties are immutable
+    // and `Sendable`.
     /// A typed key: a name, a value type, and the value read when nothing is stored.
     ///
     /// ```swift
@@ -163,12 +166,11 @@ extension Optional: OptionalValue {
 
 /// Hands out key identities, never reusing one.
 enum KeyIdentity {
-    private static let lock = Lock()
-    nonisolated(unsafe) private static var last = 0
+    private static let last = Locked(0)
 
     /// The next unused identity.
     static func next() -> Int {
-        lock.withLock {
+        last.withLock { last in
             last += 1
             return last
         }

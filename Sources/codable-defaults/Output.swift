@@ -121,6 +121,8 @@ enum Output {
 /// does not parse while watching): prints each and remembers that one happened.
 final class ErrorReporter: Sendable {
     private let lock = NSLock()
+    /// `nonisolated(unsafe)`, the tool's one exception: read and written only inside `lock.withLock` (the
+    /// library's `Locked` box is internal to it, and `Mutex` needs newer Apple systems than the package's).
     nonisolated(unsafe) private var storage = 0
 
     /// How many errors were reported.

@@ -17,16 +17,19 @@ import Dispatch
 /// system's watch limit is reached) it falls back to comparing the file's `stat` once a second, and keeps
 /// trying to upgrade. The callback only says "look again": the store compares the file's identity with the
 /// version it last read or wrote, so its own writes are not mistaken for outside changes.
-final class FileWatcher: @unchecked Sendable {
+final class FileWatcher: Sendable {
+    /// Whether the watcher runs, and how: on events (`registration`) or on the `stat` fallback (`poller`).
+    private struct State {
+        var running = false
+        var registration: (any WatchRegistration)?
+        var poller: (any DispatchSourceTimer)?
+    }
+
     private let directory: String
     private let name: String
     private let queue: DispatchQueue
     private let onChange: @Sendable () -> Void
-    private let lock = Lock()
-    // Guarded by `lock`.
-    private var running = false
-    private var registration: (any WatchRegistration)?
-    private var poller: (any DispatchSourceTimer)?
+    private let state = Locked(State())
 
     /// How often the fallback compares the file's `stat`.
     static let pollInterval: DispatchTimeInterval = .seconds(1)
@@ -44,47 +47,47 @@ final class FileWatcher: @unchecked Sendable {
     }
 
     /// Whether the watcher is running on the stat fallback rather than on events (for tests).
-    var isPolling: Bool { lock.withLock { poller != nil } }
+    var isPolling: Bool { state.withLock { $0.poller != nil } }
 
     /// Starts watching. Calling it again does nothing.
     func start() {
-        lock.withLock {
-            guard !running else { return }
-            running = true
-            upgradeOrPoll()
+        state.withLock { state in
+            guard !state.running else { return }
+            state.running = true
+            upgradeOrPoll(&state)
         }
     }
 
     /// Stops watching and releases every descriptor. Calling it again does nothing.
     func stop() {
-        lock.withLock {
-            running = false
-            registration?.cancel()
-            registration = nil
-            poller?.cancel()
-            poller = nil
+        state.withLock { state in
+            state.running = false
+            state.registration?.cancel()
+            state.registration = nil
+            state.poller?.cancel()
+            state.poller = nil
         }
     }
 
-    /// Tries to watch with events; on failure, polls. Call with the lock held.
-    private func upgradeOrPoll() {
-        guard running, registration == nil else { return }
+    /// Tries to watch with events; on failure, polls.
+    private func upgradeOrPoll(_ state: inout State) {
+        guard state.running, state.registration == nil else { return }
         let registration = DirectoryEvents.register(directory: directory, name: name, queue: queue) {
             [weak self] event in
             self?.handle(event)
         }
         if let registration {
-            self.registration = registration
-            poller?.cancel()
-            poller = nil
+            state.registration = registration
+            state.poller?.cancel()
+            state.poller = nil
             // The file may have changed between the store's last read and the watch starting.
             queue.async { [onChange] in onChange() }
-        } else if poller == nil {
+        } else if state.poller == nil {
             let timer = DispatchSource.makeTimerSource(queue: queue)
             timer.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval)
             timer.setEventHandler { [weak self] in self?.poll() }
             timer.resume()
-            poller = timer
+            state.poller = timer
         }
     }
 
@@ -93,16 +96,16 @@ final class FileWatcher: @unchecked Sendable {
         case .changed:
             onChange()
         case .directoryGone:
-            lock.withLock {
-                registration = nil
-                upgradeOrPoll()
+            state.withLock { state in
+                state.registration = nil
+                upgradeOrPoll(&state)
             }
             onChange()
         }
     }
 
     private func poll() {
-        lock.withLock { upgradeOrPoll() }
+        state.withLock { upgradeOrPoll(&$0) }
         onChange()
     }
 }
@@ -116,6 +119,9 @@ protocol WatchRegistration: AnyObject, Sendable {
 #if canImport(Glibc) || canImport(Musl)
     /// The process's one inotify descriptor, shared by every store: watches are counted per directory,
     /// events are routed to the registrations for the file name they concern.
+    ///
+    /// `@unchecked Sendable`: Dispatch does not mark its read source `Sendable`; this one is made and resumed
+    /// in `init` and never touched again. The registrations are `Locked`.
     final class DirectoryEvents: @unchecked Sendable {
         /// What a registration is told.
         enum Event {
@@ -125,7 +131,7 @@ protocol WatchRegistration: AnyObject, Sendable {
             case directoryGone
         }
 
-        private final class Registration: WatchRegistration, @unchecked Sendable {
+        private final class Registration: WatchRegistration, Sendable {
             let descriptor: Int32
             let name: String
             let queue: DispatchQueue
@@ -152,8 +158,7 @@ protocol WatchRegistration: AnyObject, Sendable {
 
         private let fd: Int32
         private let source: any DispatchSourceRead
-        private let lock = Lock()
-        private var registrations: [Int32: [Registration]] = [:]
+        private let registrations = Locked<[Int32: [Registration]]>([:])
 
         private init?() {
             fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -175,7 +180,7 @@ protocol WatchRegistration: AnyObject, Sendable {
         private func add(
             directory: String, name: String, queue: DispatchQueue, handler: @escaping @Sendable (Event) -> Void
         ) -> Registration? {
-            lock.withLock {
+            registrations.withLock { registrations in
                 let descriptor = inotify_add_watch(fd, directory, Self.mask)
                 guard descriptor >= 0 else { return nil }
                 let registration = Registration(descriptor: descriptor, name: name, queue: queue, handler: handler)
@@ -185,7 +190,7 @@ protocol WatchRegistration: AnyObject, Sendable {
         }
 
         private func remove(_ registration: Registration) {
-            lock.withLock {
+            registrations.withLock { registrations in
                 guard var list = registrations[registration.descriptor],
                     let index = list.firstIndex(where: { $0 === registration })
                 else { return }
@@ -210,7 +215,7 @@ protocol WatchRegistration: AnyObject, Sendable {
                 guard count > 0 else { return }
                 var offset = 0
                 var deliveries: [(Registration, Event)] = []
-                lock.withLock {
+                registrations.withLock { registrations in
                     while offset + MemoryLayout<inotify_event>.size <= count {
                         let event = (buffer + offset).loadUnaligned(as: inotify_event.self)
                         let nameStart = buffer + offset + MemoryLayout<inotify_event>.size
@@ -260,6 +265,8 @@ protocol WatchRegistration: AnyObject, Sendable {
             case directoryGone
         }
 
+        /// `@unchecked Sendable`: Dispatch does not mark its sources `Sendable`; `cancel()` is safe from any
+        /// thread, and is all that is done with the source after it is made.
         private final class Registration: WatchRegistration, @unchecked Sendable {
             let source: any DispatchSourceFileSystemObject
 

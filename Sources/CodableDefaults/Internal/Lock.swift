@@ -10,6 +10,10 @@
 ///
 /// It is a class so that its address is stable (a `pthread_mutex_t` must not move). It is not recursive:
 /// locking it twice from one thread deadlocks, so never call user code while holding it.
+///
+/// `@unchecked Sendable`: it is the primitive the other guarantees rest on; its only state is the mutex,
+/// which lives at a fixed allocated address and is safe to use from any thread. Guarded state belongs in
+/// ``Locked``, not beside a bare `Lock`.
 final class Lock: @unchecked Sendable {
     #if canImport(Darwin)
         private let mutex: UnsafeMutablePointer<os_unfair_lock>

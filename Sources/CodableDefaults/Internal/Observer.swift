@@ -29,17 +29,31 @@ import Dispatch
 /// any observer's handler, of any store) it does not wait: the cancelled handler may finish a call running
 /// on another thread, and is never called after that. So a handler may cancel its own token or any other,
 /// and two handlers on two threads that cancel each other's tokens cannot deadlock.
+///
+/// `@unchecked Sendable`: the compiler checks only final classes. The delivery state is `Locked`; what a
+/// subclass keeps for its deliveries (``KeyObserver``'s last value) is touched only by the delivering thread,
+/// and one delivery hands over to the next under the lock.
 class Observer: @unchecked Sendable {
-    private let lock = Lock()
+    /// Who delivers, what is noted for delivery, whether the observer was cancelled.
+    private struct Delivery {
+        var isCancelled = false
+        var isDelivering = false
+        var pendingNames = Set<MemberName>()
+        var hasPending = false
+
+        /// Takes the names noted for delivery.
+        mutating func takePending() -> Set<MemberName> {
+            hasPending = false
+            defer { pendingNames = [] }
+            return pendingNames
+        }
+    }
+
+    private let delivery = Locked(Delivery())
     /// Held (entered) while a delivery runs, so ``cancel()`` can wait for it.
     private let running = DispatchGroup()
-    // Guarded by `lock`.
-    private var isCancelled = false
-    private var isDelivering = false
-    private var pendingNames = Set<MemberName>()
-    private var hasPending = false
     /// The store, weakly: the store holds its observers.
-    weak var store: Store?
+    weak let store: Store?
 
     init(store: Store) {
         self.store = store
@@ -47,41 +61,34 @@ class Observer: @unchecked Sendable {
 
     /// Delivers what changed in `names` (see the type's discussion). Call without holding the store's lock.
     final func deliver(names: Set<MemberName>) {
-        var batch: Set<MemberName>? = lock.withLock {
-            pendingNames.formUnion(names)
-            hasPending = true
-            guard !isDelivering && !isCancelled else { return nil }
-            isDelivering = true
+        var batch: Set<MemberName>? = delivery.withLock { delivery in
+            delivery.pendingNames.formUnion(names)
+            delivery.hasPending = true
+            guard !delivery.isDelivering && !delivery.isCancelled else { return nil }
+            delivery.isDelivering = true
             running.enter()
-            return takePending()
+            return delivery.takePending()
         }
         guard batch != nil else { return }
         Self.deliveryDepth += 1
         defer { Self.deliveryDepth -= 1 }
         while let names = batch {
             run(names: names)
-            batch = lock.withLock {
-                if hasPending && !isCancelled { return takePending() }
-                isDelivering = false
-                pendingNames = []
-                hasPending = false
+            batch = delivery.withLock { delivery in
+                if delivery.hasPending && !delivery.isCancelled { return delivery.takePending() }
+                delivery.isDelivering = false
+                delivery.pendingNames = []
+                delivery.hasPending = false
                 return nil
             }
         }
         running.leave()
     }
 
-    /// Takes the names noted for delivery. Call with the lock held.
-    private func takePending() -> Set<MemberName> {
-        hasPending = false
-        defer { pendingNames = [] }
-        return pendingNames
-    }
-
     /// Calls `body` (which calls the handler) unless the observer was cancelled, checking under the lock so
     /// that a cancel racing this call waits for it.
     final func callHandler(_ body: () -> Void) {
-        guard !lock.withLock({ isCancelled }) else { return }
+        guard !delivery.withLock({ $0.isCancelled }) else { return }
         body()
     }
 
@@ -92,9 +99,9 @@ class Observer: @unchecked Sendable {
     /// unless this thread is delivering for an observer itself (see the type's discussion).
     final func cancel() {
         let insideADelivery = Self.deliveryDepth > 0
-        let (first, mustWait): (Bool, Bool) = lock.withLock {
-            defer { isCancelled = true }
-            return (!isCancelled, isDelivering && !insideADelivery)
+        let (first, mustWait): (Bool, Bool) = delivery.withLock { delivery in
+            defer { delivery.isCancelled = true }
+            return (!delivery.isCancelled, delivery.isDelivering && !insideADelivery)
         }
         if first { unregister() }
         if mustWait { running.wait() }
@@ -119,6 +126,9 @@ class Observer: @unchecked Sendable {
 }
 
 /// Observes one typed key.
+///
+/// `@unchecked Sendable`: `last` and `needsInitialCall` are touched only by the delivering thread (see
+/// ``Observer``); everything else is immutable and `Sendable`.
 final class KeyObserver<Value: Codable & Sendable>: Observer, @unchecked Sendable {
     let key: Defaults.Key<Value>
     private let handler: @Sendable (Defaults.Change<Value>) -> Void
@@ -171,6 +181,8 @@ final class KeyObserver<Value: Codable & Sendable>: Observer, @unchecked Sendabl
 }
 
 /// Observes the set of names that changed, for ``Defaults/observeAll(_:)``.
+///
+/// `@unchecked Sendable` only because its superclass is; its one property is immutable and `Sendable`.
 final class AllObserver: Observer, @unchecked Sendable {
     private let handler: @Sendable (Set<String>) -> Void
 

@@ -41,11 +41,27 @@ enum StoreRegistry {
     }
 
     /// A load under way: the thread running it, and a group entered until it ends.
+    ///
+    /// `@unchecked Sendable`: both properties are immutable; `pthread_t` is a pointer on Darwin, used here as
+    /// an identity only (compared, never dereferenced).
     private final class Loading: @unchecked Sendable {
         let thread = pthread_self()
         let done = DispatchGroup()
-        /// How many threads wait for this load (guarded by the registry's lock; for tests).
-        var waiters = 0
+    }
+
+    /// What the registry holds, reachable only under its lock.
+    private struct State {
+        /// By path, compared as bytes (see ``MemberName``): two files whose names differ only in Unicode
+        /// normalization are two files to the kernel, and get two stores.
+        var entries: [MemberName: Entry] = [:]
+        /// The load each waiting thread waits for, while it waits. A thread waits for one load at a time.
+        var waits: [(thread: pthread_t, loading: Loading)] = []
+        var exitHookInstalled = false
+
+        /// How many threads wait for `loading` (for tests).
+        func waiters(for loading: Loading) -> Int {
+            waits.filter { $0.loading === loading }.count
+        }
     }
 
     /// What to do after looking at the registry.
@@ -57,13 +73,7 @@ enum StoreRegistry {
         case crossed
     }
 
-    private static let lock = Lock()
-    /// By path, compared as bytes (see ``MemberName``): two files whose names differ only in Unicode
-    /// normalization are two files to the kernel, and get two stores.
-    nonisolated(unsafe) private static var entries: [MemberName: Entry] = [:]
-    /// The load each waiting thread waits for, while it waits. A thread waits for one load at a time.
-    nonisolated(unsafe) private static var waits: [(thread: pthread_t, loading: Loading)] = []
-    nonisolated(unsafe) private static var exitHookInstalled = false
+    private static let state = Locked(State())
 
     /// The open store for `path`, or a new one made by `open` (called without the registry's lock).
     ///
@@ -74,22 +84,21 @@ enum StoreRegistry {
         for path: String, open: () throws(DefaultsError) -> Store
     ) throws(DefaultsError) -> Store {
         while true {
-            let step: Step = lock.withLock {
-                switch entries[MemberName(path)] {
+            let step: Step = state.withLock { state in
+                switch state.entries[MemberName(path)] {
                 case .open(let weak)?:
                     if let store = weak.store { return .found(store) }
                 case .loading(let loading)?:
                     if pthread_equal(loading.thread, pthread_self()) != 0 { return .reentered }
-                    if waitCloses(loading) { return .crossed }
-                    loading.waiters += 1
-                    waits.append((pthread_self(), loading))
+                    if waitCloses(loading, state) { return .crossed }
+                    state.waits.append((pthread_self(), loading))
                     return .wait(loading)
                 case nil:
                     break
                 }
                 let loading = Loading()
                 loading.done.enter()
-                entries[MemberName(path)] = .loading(loading)
+                state.entries[MemberName(path)] = .loading(loading)
                 return .load(loading)
             }
             switch step {
@@ -109,9 +118,8 @@ enum StoreRegistry {
                         + "migration step cannot open a store whose opening waits for it", path: path)
             case .wait(let loading):
                 loading.done.wait()
-                lock.withLock {
-                    loading.waiters -= 1
-                    waits.removeAll { pthread_equal($0.thread, pthread_self()) != 0 }
+                state.withLock { state in
+                    state.waits.removeAll { pthread_equal($0.thread, pthread_self()) != 0 }
                 }
             case .load(let loading):
                 defer { loading.done.leave() }
@@ -119,18 +127,19 @@ enum StoreRegistry {
                 do throws(DefaultsError) {
                     store = try open()
                 } catch {
-                    lock.withLock { entries[MemberName(path)] = nil }
+                    state.withLock { $0.entries[MemberName(path)] = nil }
                     throw error
                 }
-                lock.withLock { register(store, for: path) }
+                state.withLock { register(store, for: path, in: &$0) }
                 return store
             }
         }
     }
 
     /// Whether this thread waiting for `loading` would close a cycle of waits: following, from the thread
-    /// that runs `loading`, the load each thread waits for leads back to this thread. Call with the lock held.
-    private static func waitCloses(_ loading: Loading) -> Bool {
+    /// that runs `loading`, the load each thread waits for leads back to this thread.
+    private static func waitCloses(_ loading: Loading, _ state: State) -> Bool {
+        let waits = state.waits
         var thread = loading.thread
         // Each step goes to another waiting thread; without a cycle back to this one, the chain ends.
         for _ in 0...waits.count {
@@ -141,33 +150,33 @@ enum StoreRegistry {
         return false
     }
 
-    /// Records a loaded store. Call with the lock held.
-    private static func register(_ store: Store, for path: String) {
-        entries[MemberName(path)] = .open(WeakStore(store))
-        if entries.count > 64 {
-            entries = entries.filter { _, entry in
+    /// Records a loaded store.
+    private static func register(_ store: Store, for path: String, in state: inout State) {
+        state.entries[MemberName(path)] = .open(WeakStore(store))
+        if state.entries.count > 64 {
+            state.entries = state.entries.filter { _, entry in
                 if case .open(let weak) = entry { return weak.store != nil }
                 return true
             }
         }
-        if !exitHookInstalled {
-            exitHookInstalled = true
+        if !state.exitHookInstalled {
+            state.exitHookInstalled = true
             atexit { StoreRegistry.flushAll() }
         }
     }
 
     /// How many threads wait for the load of `path` under way (for tests); 0 when none is.
     static func waiterCount(for path: String) -> Int {
-        lock.withLock {
-            if case .loading(let loading)? = entries[MemberName(path)] { return loading.waiters }
+        state.withLock { state in
+            if case .loading(let loading)? = state.entries[MemberName(path)] { return state.waiters(for: loading) }
             return 0
         }
     }
 
     /// Saves the unsaved changes of every open store, reporting failures to each store's error handler.
     static func flushAll() {
-        let live: [Store] = lock.withLock {
-            entries.values.compactMap { entry in
+        let live: [Store] = state.withLock { state in
+            state.entries.values.compactMap { entry in
                 if case .open(let weak) = entry { return weak.store }
                 return nil
             }
