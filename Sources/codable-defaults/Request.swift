@@ -1,0 +1,75 @@
+import Foundation
+
+/// A command of the tool: the first argument.
+enum Command: String, CaseIterable, Sendable {
+    case read
+    case readType = "read-type"
+    case write, rename, delete, keys, check, watch, `import`, export, help
+}
+
+/// Where the store file of a command is: a path, a suite, or an app's standard store.
+enum StoreLocation: Sendable, Equatable {
+    /// A store file given by its path.
+    case path(String)
+    /// The suite `name`: in the tool's own standard directory (as `Defaults(suiteName:)` resolves it) when
+    /// `application` is `nil`, else in the standard directory of the app `application`.
+    case suite(String, application: String?)
+    /// The standard store (`defaults.json`) of the app `application`.
+    case standard(application: String)
+
+    /// How the location is written on a command line, quoted for a POSIX shell.
+    var commandLineSpelling: String {
+        switch self {
+        case .path(let path): return shellQuoted(path)
+        case .suite(let name, application: nil): return "--suite \(shellQuoted(name))"
+        case .suite(let name, let application?):
+            return "--suite \(shellQuoted(name)) --app \(shellQuoted(application))"
+        case .standard(let application): return "--standard \(shellQuoted(application))"
+        }
+    }
+}
+
+/// One fully parsed and checked invocation of the tool.
+enum Request: Sendable, Equatable {
+    /// `read FILE [KEY]`.
+    case read(StoreLocation, key: String?)
+    /// `read-type FILE KEY`.
+    case readType(StoreLocation, key: String)
+    /// `write FILE KEY VALUE [--string]` or `write FILE KEY -TYPE VALUE...`.
+    case write(StoreLocation, key: String, value: WriteValue)
+    /// `rename FILE OLD NEW`.
+    case rename(StoreLocation, from: String, to: String)
+    /// `delete FILE KEY... [--force]` or `delete FILE --all`.
+    case delete(StoreLocation, keys: [String], all: Bool, force: Bool)
+    /// `keys FILE`.
+    case keys(StoreLocation)
+    /// `check FILE`.
+    case check(StoreLocation)
+    /// `watch FILE [KEY...] [--initial]`.
+    case watch(StoreLocation, keys: [String], initial: Bool)
+    /// `import FILE SOURCE`.
+    case importMembers(StoreLocation, source: String)
+    /// `export FILE [DEST]`.
+    case export(StoreLocation, destination: String?)
+    /// `--help`, `help [COMMAND]` or `COMMAND --help`.
+    case help(Command?)
+    /// `--version`.
+    case version
+
+    /// The command the request runs, for the usage hint of an error found after parsing.
+    var command: Command? {
+        switch self {
+        case .read: return .read
+        case .readType: return .readType
+        case .write: return .write
+        case .rename: return .rename
+        case .delete: return .delete
+        case .keys: return .keys
+        case .check: return .check
+        case .watch: return .watch
+        case .importMembers: return .import
+        case .export: return .export
+        case .help, .version: return nil
+        }
+    }
+}
