@@ -59,9 +59,6 @@ extension Defaults {
             store.report(refusal)
         }
         guard !changes.isEmpty else { return }
-        let names = store.commit(changes)
-        guard !names.isEmpty else { return }
-        saveReporting()
-        store.notify(names)
+        do { try store.commit(changes, mode: saveMode) } catch { store.report(error) }
     }
 }

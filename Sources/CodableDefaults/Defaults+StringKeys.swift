@@ -35,7 +35,7 @@ extension Defaults {
                 store.report(error)
             }
         }
-        store.notify(store.register(fragments))
+        store.register(fragments)
     }
 
     /// The effective value of a key, untyped: the argument domain, else the stored value, else the
@@ -79,9 +79,8 @@ extension Defaults {
     ///   - name: The key's name.
     public func set<Value: Codable & Sendable>(_ value: Value?, forKey name: String) {
         if let refusal = refusalIfAny(name) { return store.report(refusal) }
-        let outcome = store.set(
-            untyped: value.flatMap { ($0 as? any OptionalValue)?.isNil == true ? nil : $0 }, name: name)
-        changed(outcome, name: name)
+        let value = value.flatMap { ($0 as? any OptionalValue)?.isNil == true ? nil : $0 }
+        do { try store.set(untyped: value, name: name, mode: saveMode) } catch { store.report(error) }
     }
 
     /// Removes the stored value of a key: reads fall back to the registered value, if any.
@@ -89,7 +88,7 @@ extension Defaults {
     /// - Parameter name: The key's name.
     public func removeValue(forKey name: String) {
         if let refusal = refusalIfAny(name) { return store.report(refusal) }
-        changed(store.remove(name), name: name)
+        do { try store.remove(name, mode: saveMode) } catch { store.report(error) }
     }
 
     /// Removes the stored value of a key: the same as ``removeValue(forKey:)``, under the name

@@ -131,7 +131,7 @@ public final class Defaults: Sendable {
         }
         if let onError, !opened { store.onError = onError }
         self.init(store: store, saveMode: saveMode, url: URL(fileURLWithPath: path))
-        if let arguments { store.notify(store.setArguments(ArgumentDomain.parse(arguments))) }
+        if let arguments { store.setArguments(ArgumentDomain.parse(arguments)) }
     }
 
     init(store: Store, saveMode: SaveMode, url: URL?) {
@@ -142,7 +142,10 @@ public final class Defaults: Sendable {
 
     /// Makes a store that lives in memory only and never touches the disk: for tests and previews.
     ///
-    /// Each call makes a new, empty, independent store. ``flush()`` and ``reload()`` do nothing.
+    /// Each call makes a new, empty, independent store, with ``SaveMode/manual``. It behaves as a store on a
+    /// file whose writes go to memory: ``flush()`` encodes the unsaved values and keeps them as the store's
+    /// saved state (so a value that cannot be encoded is thrown as `encodingFailed`, as it would be for a
+    /// file), ``discardUnsavedChanges()`` goes back to that state, and ``reload()`` reads it again.
     public static func inMemory() -> Defaults {
         Defaults(store: Store(path: nil, options: .default), saveMode: .manual, url: nil)
     }
@@ -184,7 +187,7 @@ public final class Defaults: Sendable {
         get { store.value(for: key) }
         set {
             if key.isReserved || key.nameLength > store.maxKeyLength { return store.report(refusal(key.name)) }
-            changed(store.set(newValue, for: key), name: key.name)
+            do { try store.set(newValue, for: key, mode: saveMode) } catch { store.report(error) }
         }
     }
 
@@ -208,17 +211,9 @@ public final class Defaults: Sendable {
     ///   ``DefaultsError/Code-swift.struct/notDurable`` it is written but its durability is not confirmed).
     public func set<Value>(_ value: Value, for key: Key<Value>) throws(DefaultsError) {
         if key.isReserved || key.nameLength > store.maxKeyLength { throw refusal(key.name) }
-        let outcome: Store.Outcome
-        if key.isNil(value) {
-            outcome = store.remove(key.name)
-        } else {
-            let fragment = try Codec.encode(
-                value, key: key.name, encoder: Codec.makeEncoder(), maxDepth: store.maxDepth)
-            outcome = store.set(fragment: fragment, value: value, for: key)
-        }
-        guard outcome != .unchanged else { return }
-        defer { if outcome == .changedObserved { store.notify([MemberName(key.name)]) } }
-        try save()
+        if key.isNil(value) { return try store.remove(key.name, mode: saveMode) }
+        let fragment = try Codec.encode(value, key: key.name, encoder: Codec.makeEncoder(), maxDepth: store.maxDepth)
+        try store.set(fragment: fragment, value: value, for: key, mode: saveMode)
     }
 
     /// Removes the stored values for `keys`: reads return the keys' defaults again.
@@ -232,17 +227,15 @@ public final class Defaults: Sendable {
     ///
     /// - Parameter keys: The keys to reset.
     public func reset(_ keys: [Keys]) {
-        var names = Set<MemberName>()
+        var names: [String] = []
         for key in keys {
             if key.isReserved {
                 store.report(refusal(key.name))
-            } else if store.remove(key.name) != .unchanged {
-                names.insert(MemberName(key.name))
+            } else {
+                names.append(key.name)
             }
         }
-        guard !names.isEmpty else { return }
-        saveReporting()
-        store.notify(names)
+        do { try store.remove(names, mode: saveMode) } catch { store.report(error) }
     }
 
     /// Whether the store holds a value for `key` (rather than serving its default).
@@ -255,10 +248,7 @@ public final class Defaults: Sendable {
 
     /// Removes every stored value; reads return defaults. Written according to ``saveMode``.
     public func removeAll() {
-        let names = store.removeAll()
-        guard !names.isEmpty else { return }
-        saveReporting()
-        store.notify(names)
+        do { try store.removeAll(mode: saveMode) } catch { store.report(error) }
     }
 
     /// Re-reads the file, so changes other processes saved become visible. Unsaved changes made in this
@@ -276,7 +266,7 @@ public final class Defaults: Sendable {
     /// For a program that must leave the file as it was after a failed ``flush()`` (otherwise the changes
     /// stay pending and are written by a later save, when the store goes away, or at exit).
     public func discardUnsavedChanges() {
-        store.notify(store.discardUnsavedChanges())
+        store.discardUnsavedChanges()
     }
 
     /// Writes every unsaved change to the file and returns once it is durable (survives a power loss).
@@ -293,20 +283,6 @@ public final class Defaults: Sendable {
     ///   `notDurable` again until it succeeds.
     public func flush() throws(DefaultsError) {
         try store.save()
-    }
-
-    /// Applies the save mode and notifies observers after a change of one key.
-    @inline(__always)
-    func changed(_ outcome: Store.Outcome, name: String) {
-        switch outcome {
-        case .unchanged:
-            return
-        case .changed:
-            saveReporting()
-        case .changedObserved:
-            saveReporting()
-            store.notify([MemberName(name)])
-        }
     }
 
     /// Why a set or removal of `name` is refused, or `nil` when it is not: the reserved member, or a key over
@@ -326,20 +302,5 @@ public final class Defaults: Sendable {
     /// The error for a key that ``refusalIfAny(_:)`` refuses.
     func refusal(_ name: String) -> DefaultsError {
         refusalIfAny(name) ?? DefaultsError(.invalidArgument, "the key cannot be set", key: name)
-    }
-
-    /// Applies the save mode after a change, reporting a failed `.immediate` save to ``onError``.
-    func saveReporting() {
-        do { try save() } catch { store.report(error) }
-    }
-
-    /// Applies the save mode after a change, throwing a failed `.immediate` save.
-    private func save() throws(DefaultsError) {
-        guard store.file != nil else { return }
-        switch saveMode {
-        case .immediate: try store.save()
-        case .afterIdle(let delay): store.scheduleSave(after: delay)
-        case .manual: break
-        }
     }
 }

@@ -42,7 +42,8 @@ final class CellExtras {
 }
 
 /// Everything the store knows about one name. One cell exists per name ever used in a store and lives as
-/// long as the store, so typed caches can point at it. Every field is guarded by the store's lock.
+/// long as the store, so typed caches can point at it. Cells are reachable only through the store's
+/// ``StoreState``, and every field is read and written inside its `withLock`.
 final class Cell {
     /// The key name.
     let name: String
@@ -50,16 +51,10 @@ final class Cell {
     var stored: StoredValue = .absent
     /// Bumped at every change of ``stored``; a cached decoded value is valid while its version matches.
     var version: UInt64 = 0
-    /// The fragment the file held for this name when the store last read or wrote it (`nil`: no member).
+    /// The fragment the storage held for this name when the store last read or wrote it (`nil`: no member).
     var saved: [UInt8]?
-    /// Whether ``stored`` differs from the file (a set or removal not yet written).
+    /// Whether ``stored`` differs from the storage (a set or removal not yet written).
     var isDirty = false
-    /// Whether the cell is in the store's sorted member order.
-    var isOrdered = false
-    /// The cell's index in that order, valid while ``isOrdered`` and the store's image are.
-    var orderIndex = 0
-    /// Whether the cell waits in the store's list of names to add to the order.
-    var isQueued = false
     /// The rarely used parts, made on first use.
     private var extras: CellExtras?
 

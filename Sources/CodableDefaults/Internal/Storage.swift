@@ -1,0 +1,94 @@
+import Dispatch
+
+/// A change of one member: its new compact JSON value, or `nil` when it was removed.
+struct MemberChange {
+    /// The member's name (compared byte for byte, see ``MemberName``).
+    let name: String
+    /// The new value, compact JSON; `nil` when the member was removed.
+    let value: [UInt8]?
+}
+
+/// What a storage engine says its members are now.
+enum StorageContent {
+    /// Every member (in no particular order): a fresh read of a file.
+    case snapshot([DocumentMember])
+    /// Only these members changed (an engine that reports key by key, as a watch does).
+    case changes([MemberChange])
+}
+
+/// What became of a write.
+struct StorageWrite {
+    /// What other writers stored since this storage last read or wrote, found while merging; the store
+    /// takes it in whether or not the write then succeeded.
+    var outside: StorageContent?
+    /// The write's outcome: the members the storage wrote on its own (the schema version) and, when the
+    /// data is written but its durability could not be confirmed, the ``DefaultsError/Code-swift.struct/notDurable``
+    /// error; or why nothing was written.
+    var outcome: Result<(stamped: [MemberChange], notDurable: DefaultsError?), DefaultsError>
+}
+
+/// Where a store's members live: the seam between the store's in-memory side (cells, typed caches,
+/// observers, batches, save scheduling), which knows only names and compact JSON values, and an engine
+/// that keeps them: the JSON file (``JSONFileStorage``) or memory (``MemoryStorage``). A remote key-value
+/// engine is a third: it loads every member, writes a set of changed members, and reports outside changes
+/// as member changes.
+///
+/// Merging is key by key and the store's changes win: a write stores `changes` on top of what the engine
+/// holds now, whatever other writers stored meanwhile, and reports what they stored as ``StorageWrite/outside``.
+///
+/// Calls come from one thread at a time: the store makes every call (except ``startWatching(on:_:)``'s
+/// signal and the test counters) under its save lock. Every method may block on I/O. None calls user code.
+protocol Storage: AnyObject, Sendable {
+    /// Where the data lives, for messages: the file's path; `nil` in memory.
+    var location: String? { get }
+
+    /// Whether data written survives the process (the store then saves unsaved changes when it goes away).
+    var isPersistent: Bool { get }
+
+    /// Reads every member for the first time, bringing the data to the options' schema or moving an
+    /// unreadable file aside as the options say. Returns the members (`nil` when nothing is stored yet);
+    /// `report` gets the notices for the store's error handler (a file moved aside; a leftover that could not
+    /// be removed), with no lock held.
+    ///
+    /// - Throws: ``DefaultsError`` when the data exists but cannot be read; nothing is written then.
+    func open(reporting report: (DefaultsError) -> Void) throws(DefaultsError) -> [DocumentMember]?
+
+    /// Reads every member again (the store's ``Store/reload()``); `nil` when nothing is stored.
+    ///
+    /// - Throws: ``DefaultsError`` when the data cannot be read or parsed.
+    func read() throws(DefaultsError) -> [DocumentMember]?
+
+    /// Writes `changes` on top of what the engine holds now (see the type's merging rule).
+    func write(_ changes: [MemberChange]) -> StorageWrite
+
+    /// Whether an earlier write is not yet known to be durable (its directory flush failed).
+    var hasUnconfirmedWrite: Bool { get }
+
+    /// Retries confirming an earlier write's durability; does nothing when none is unconfirmed.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/notDurable`` while it still cannot be confirmed.
+    func confirmDurability() throws(DefaultsError)
+
+    /// What changed outside since this storage last read or wrote, or `nil` when nothing did.
+    ///
+    /// - Throws: ``DefaultsError`` when the data changed and cannot be read; an engine reports one bad
+    ///   version once, and `nil` afterwards until it changes again.
+    func outsideChanges() throws(DefaultsError) -> StorageContent?
+
+    /// Starts noticing outside changes: `signal` runs on `queue` whenever ``outsideChanges()`` may have
+    /// something to say. Calling it again does nothing.
+    func startWatching(on queue: DispatchQueue, _ signal: @escaping @Sendable () -> Void)
+
+    /// Whether the storage notices outside changes (for tests).
+    var isWatching: Bool { get }
+
+    /// Stops noticing outside changes.
+    func stopWatching()
+
+    /// Moves data that cannot be read out of the way, so the next write stores the store's state in its
+    /// place. Returns where it went and the notice for the store's error handler, or `nil` when the data
+    /// reads correctly (or there is none) and nothing was moved.
+    ///
+    /// - Throws: ``DefaultsError`` when moving fails (nothing moved).
+    func moveAsideUnreadable() throws(DefaultsError) -> (location: String, notice: DefaultsError)?
+}

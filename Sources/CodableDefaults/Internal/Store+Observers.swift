@@ -1,0 +1,82 @@
+extension Store {
+    // MARK: Observers
+
+    /// Registers an observer of one name, and starts noticing outside changes.
+    func addObserver(_ observer: Observer, name: String) {
+        state.withLock { state in
+            state.cell(named: name).observers.append(observer)
+            state.observerCount += 1
+        }
+        startWatching()
+    }
+
+    /// Unregisters an observer of one name.
+    func removeObserver(_ observer: Observer, name: String) {
+        state.withLock { state in
+            guard let cell = state.cells[MemberName(name)],
+                let index = cell.observers.firstIndex(where: { $0 === observer })
+            else { return }
+            cell.observers.remove(at: index)
+            state.observerCount -= 1
+        }
+    }
+
+    /// Registers an observer of every change, and starts noticing outside changes.
+    func addAllObserver(_ observer: AllObserver) {
+        state.withLock { state in
+            state.allObservers.append(observer)
+            state.observerCount += 1
+        }
+        startWatching()
+    }
+
+    /// Unregisters an observer of every change.
+    func removeAllObserver(_ observer: AllObserver) {
+        state.withLock { state in
+            guard let index = state.allObservers.firstIndex(where: { $0 === observer }) else { return }
+            state.allObservers.remove(at: index)
+            state.observerCount -= 1
+        }
+    }
+
+    /// Tells the observers of `names`, and the observers of every change, that those names changed: the one
+    /// place every change reaches observers, local or outside. Runs the handlers on the calling thread; call
+    /// without holding any of the store's locks.
+    func publish(_ names: Set<MemberName>) {
+        guard !names.isEmpty else { return }
+        let observers: [Observer] = state.withLock { state in
+            var observers: [Observer] = []
+            for name in names {
+                if let cell = state.cells[name] { observers.append(contentsOf: cell.observers) }
+            }
+            observers.append(contentsOf: state.allObservers)
+            return observers
+        }
+        for observer in observers { observer.deliver(names: names) }
+    }
+
+    // MARK: Outside changes
+
+    /// Starts noticing outside changes to the storage (no-op when already started).
+    func startWatching() {
+        storage.startWatching(on: queue) { [weak self] in self?.takeInOutsideChanges() }
+    }
+
+    /// Takes in what changed in the storage since the store last read or wrote it, and notifies observers of
+    /// what changed. Runs on the store's queue. Data that does not parse is reported once per version and
+    /// leaves the store as it was.
+    func takeInOutsideChanges() {
+        do throws(DefaultsError) {
+            let changed = try saveLock.withLock { () throws(DefaultsError) -> Set<MemberName> in
+                guard let content = try storage.outsideChanges() else { return [] }
+                return state.withLock { state in
+                    state.loadFailure = nil
+                    return state.takeIn(content)
+                }
+            }
+            publish(changed)
+        } catch {
+            report(error)
+        }
+    }
+}

@@ -1,0 +1,144 @@
+extension Store {
+    /// The value for `key`: cached, decoded, or the default.
+    @inline(__always)
+    func value<Value>(for key: Defaults.Key<Value>) -> Value {
+        let cached: Value? = state.withLock { state in
+            guard let any = state.slots[key.id] else { return nil }
+            let slot = unsafeDowncast(any, to: Slot<Value>.self)
+            return slot.version == slot.cell.version ? slot.value : nil
+        }
+        if let cached { return cached }
+        return resolve(key).value
+    }
+
+    /// The value for `key`, or the error that made it fall back to the default.
+    func checkedValue<Value>(for key: Defaults.Key<Value>) throws(DefaultsError) -> Value {
+        let (value, error) = resolve(key)
+        if let error { throw error }
+        return value
+    }
+
+    /// Finds the value for `key` through the cache, decoding the stored fragment (outside the lock) when the
+    /// cache is stale. Reports a decoding error once per stored version.
+    private func resolve<Value>(_ key: Defaults.Key<Value>) -> (value: Value, error: DefaultsError?) {
+        while true {
+            let lookup: CacheLookup<Value> = state.withLock { state in
+                let cell = state.cell(named: key.name)
+                if let any = state.slots[key.id] {
+                    let slot = unsafeDowncast(any, to: Slot<Value>.self)
+                    if slot.version == cell.version { return .cached(slot.value, slot.error) }
+                }
+                return .decode(cell, cell.version, cell.effective)
+            }
+            let cell: Cell
+            let version: UInt64
+            let source: StoredValue
+            switch lookup {
+            case .cached(let value, let error): return (value, error)
+            case .decode(let found, let current, let effective): (cell, version, source) = (found, current, effective)
+            }
+            var value = key.defaultValue
+            var error: DefaultsError?
+            do {
+                if let decoded = try decode(source, as: Value.self, name: key.name) { value = decoded }
+            } catch let failure {
+                error = failure
+            }
+            let installed: Bool = state.withLock { state in
+                // Changed while decoding: decode the newer value.
+                guard cell.version == version else { return false }
+                state.install(Slot(cell: cell, version: version, value: value, error: error), for: key, in: self)
+                return true
+            }
+            guard installed else { continue }
+            if let error { report(error) }
+            return (value, error)
+        }
+    }
+
+    /// A stored value as `type`: the pending value itself when it has that type, else through JSON; `nil`
+    /// for `.absent`. This is where a stored value is decoded. Runs user decoding code: call without the lock.
+    private func decode<Value: Decodable>(
+        _ source: StoredValue, as type: Value.Type, name: String
+    ) throws(DefaultsError) -> Value? {
+        switch source {
+        case .absent:
+            return nil
+        case .pending(let box):
+            if let typed = box.value as? Value { return typed }
+            let fragment = try Codec.encode(box.value, key: name, encoder: Codec.makeEncoder(), maxDepth: maxDepth)
+            return try Codec.decode(type, from: fragment, key: name, path: path)
+        case .raw(let fragment):
+            return try Codec.decode(type, from: fragment, key: name, path: path)
+        }
+    }
+
+    /// What a read of `key` would give if `stored` were its stored value (a batch's change), outside any
+    /// cache: the lookup order of every read (argument domain, stored, registered, default). A failure is
+    /// reported and gives the key's default.
+    func decodeDetached<Value>(_ stored: StoredValue, as key: Defaults.Key<Value>) -> Value {
+        let source: StoredValue = state.withLock { state in
+            let cell = state.cells[MemberName(key.name)]
+            if let argument = cell?.argument { return .raw(argument) }
+            if stored.isPresent { return stored }
+            return cell?.registered.map { .raw($0) } ?? .absent
+        }
+        do {
+            return try decode(source, as: Value.self, name: key.name) ?? key.defaultValue
+        } catch {
+            report(error)
+            return key.defaultValue
+        }
+    }
+
+    /// The effective value of `name` decoded as `type`, without a cache; `nil` when no domain has a value or
+    /// it does not decode (the error is reported).
+    func effectiveValue<Value: Decodable>(_ type: Value.Type, name: String) -> Value? {
+        let source = state.withLock { $0.cells[MemberName(name)]?.effective ?? .absent }
+        do {
+            return try decode(source, as: type, name: name)
+        } catch {
+            report(error)
+            return nil
+        }
+    }
+
+    /// Whether any domain (argument, stored, registered) has a value for `name`.
+    func hasEffectiveValue(_ name: String) -> Bool {
+        state.withLock { $0.cells[MemberName(name)]?.effective.isPresent ?? false }
+    }
+
+    /// Whether a value is stored under `name` (set and not yet saved counts).
+    func hasStoredValue(_ name: String) -> Bool {
+        state.withLock { $0.cells[MemberName(name)].map { $0.stored.isPresent && !$0.isReserved } ?? false }
+    }
+
+    /// The names with a stored value, sorted as in the file.
+    var keys: [String] {
+        state.withLock { $0.cells.values.filter { $0.stored.isPresent && !$0.isReserved }.map(\.name) }
+            .sorted(by: precedesInFile)
+    }
+
+    /// The names that have a value in any domain (argument, stored, registered).
+    var effectiveNames: [String] {
+        state.withLock { $0.cells.values.filter { $0.effective.isPresent && !$0.isReserved }.map(\.name) }
+            .sorted(by: precedesInFile)
+    }
+
+    /// The key through which the untyped API reads `name`, one per name so its cache is reused.
+    func untypedKey(_ name: String) -> Defaults.Key<JSONValue?> {
+        state.withLock { state in
+            let cell = state.cell(named: name)
+            if let key = cell.untypedKey { return key }
+            let key = Defaults.Key<JSONValue?>(name)
+            cell.untypedKey = key
+            return key
+        }
+    }
+}
+
+/// What a read found under the lock: the cached value, or what to decode outside it.
+private enum CacheLookup<Value> {
+    case cached(Value, DefaultsError?)
+    case decode(Cell, UInt64, StoredValue)
+}

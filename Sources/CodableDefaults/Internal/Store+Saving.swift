@@ -1,0 +1,128 @@
+import Dispatch
+
+extension Store {
+    /// A cell's change as handed to the storage: the cell, the version written (`nil` when the cell was set
+    /// again after its value was encoded: it stays unsaved), and the value written (`nil`: removed).
+    private typealias Written = (cell: Cell, version: UInt64?, value: [UInt8]?)
+
+    /// Writes unsaved changes to the storage, durably, merged into what it holds now.
+    ///
+    /// A value that fails to encode, or whose JSON nests deeper than the file's limit, is reverted to what the
+    /// storage holds and its error thrown after the other changes are written.
+    ///
+    /// Once the new file is renamed into place the changes are saved; if flushing the directory then fails,
+    /// this throws ``DefaultsError/Code-swift.struct/notDurable`` and every later save retries the flush (even
+    /// with nothing else to write) until it succeeds.
+    ///
+    /// - Throws: ``DefaultsError``; on any other failure every unsaved change stays pending.
+    func save() throws(DefaultsError) {
+        var reverted = Set<MemberName>()
+        var merged = Set<MemberName>()
+        var unthrown: DefaultsError?
+        // Observers saw the values that failed to encode; tell them (outside the save lock) they are gone.
+        defer {
+            publish(reverted)
+            // What other writers saved, taken in under the save lock, is told on the queue (as a watched
+            // change is), not inside this call.
+            if !merged.isEmpty {
+                let told = merged
+                queue.async { [weak self] in self?.publish(told) }
+            }
+            if let unthrown { report(unthrown) }
+        }
+        saveLock.lock()
+        defer { saveLock.unlock() }
+        guard let pending = takePending() else { return try storage.confirmDurability() }
+        let (encoded, encodingError) = encode(pending, reverted: &reverted)
+        let changes: [Written] = state.withLock { state in
+            var changes: [Written] = []
+            for cell in state.dirty where cell.isDirty {
+                switch cell.stored {
+                case .absent: changes.append((cell, cell.version, nil))
+                case .raw(let value): changes.append((cell, cell.version, value))
+                case .pending:
+                    // Set again after its value was encoded: the encoded value is written, the cell stays unsaved.
+                    if let value = encoded[ObjectIdentifier(cell)] { changes.append((cell, nil, value)) }
+                }
+            }
+            return changes
+        }
+        let write = storage.write(changes.map { MemberChange(name: $0.cell.name, value: $0.value) })
+        let outcome = state.withLock { state in
+            if let outside = write.outside {
+                state.loadFailure = nil
+                merged = state.takeIn(outside)
+            }
+            guard case .success(let written) = write.outcome else { return write.outcome }
+            for (cell, version, value) in changes {
+                cell.saved = value
+                if cell.version == version { cell.isDirty = false }
+            }
+            for member in written.stamped {
+                let cell = state.cell(named: member.name)
+                cell.saved = member.value
+                cell.stored = member.value.map { .raw($0) } ?? .absent
+                cell.version &+= 1
+            }
+            state.dirty.removeAll { !$0.isDirty }
+            return write.outcome
+        }
+        let written: (stamped: [MemberChange], notDurable: DefaultsError?)
+        switch outcome {
+        case .success(let value): written = value
+        case .failure(let error): throw error
+        }
+        if let notDurable = written.notDurable {
+            unthrown = encodingError
+            throw notDurable
+        }
+        if let encodingError { throw encodingError }
+    }
+
+    /// The unsaved cells' pending values to encode, each with its version; `nil` when nothing is unsaved.
+    /// One critical section: a cell made dirty after it stays in the list for the next save.
+    private func takePending() -> [(Cell, UInt64, any Encodable & Sendable)]? {
+        state.withLock { state in
+            state.dirty.removeAll { !$0.isDirty }
+            if state.dirty.isEmpty { return nil }
+            return state.dirty.compactMap { cell in
+                guard case .pending(let box) = cell.stored else { return nil }
+                return (cell, cell.version, box.value)
+            }
+        }
+    }
+
+    /// Encodes pending values outside the lock (encoders are user code), and stores the fragments in the cells
+    /// still at the encoded version. A value that fails is reverted to the saved one and its name added to
+    /// `reverted`. Returns the fragments by cell, and the first encoding error.
+    private func encode(
+        _ pending: [(Cell, UInt64, any Encodable & Sendable)], reverted: inout Set<MemberName>
+    ) -> (encoded: [ObjectIdentifier: [UInt8]], error: DefaultsError?) {
+        guard !pending.isEmpty else { return ([:], nil) }
+        var encoded: [ObjectIdentifier: [UInt8]] = [:]
+        var firstError: DefaultsError?
+        var failed: [(Cell, UInt64)] = []
+        let encoder = Codec.makeEncoder()
+        for (cell, version, value) in pending {
+            do throws(DefaultsError) {
+                encoded[ObjectIdentifier(cell)] = try Codec.encode(
+                    value, key: cell.name, encoder: encoder, maxDepth: maxDepth)
+            } catch {
+                firstError = firstError ?? error
+                failed.append((cell, version))
+            }
+        }
+        state.withLock { state in
+            for (cell, version, _) in pending where cell.version == version {
+                if let fragment = encoded[ObjectIdentifier(cell)] { cell.stored = .raw(fragment) }
+            }
+            for (cell, version) in failed where cell.version == version {
+                cell.stored = cell.saved.map { .raw($0) } ?? .absent
+                cell.version &+= 1
+                cell.isDirty = false
+                reverted.insert(MemberName(cell.name))
+            }
+        }
+        return (encoded, firstError)
+    }
+}
