@@ -18,9 +18,23 @@ let package = Package(
         .executableTarget(
             name: "CodableDefaultsBenchmarks", dependencies: ["CodableDefaults"],
             path: "Benchmarks/CodableDefaultsBenchmarks"),
+        // The tests, in layers that `swift test --filter` selects by target name (README, "Run and test"):
+        // fast in-process unit tests; tests that start processes (the built tool, the fixture); and tests of
+        // the system underneath (strace fault injection, file modes and owners, root-only file systems).
+        .target(
+            name: "CodableDefaultsTestSupport", dependencies: ["CodableDefaults"],
+            path: "Tests/CodableDefaultsTestSupport"),
+        .testTarget(name: "CodableDefaultsTests", dependencies: ["CodableDefaults", "CodableDefaultsTestSupport"]),
         .testTarget(
-            name: "CodableDefaultsTests",
-            dependencies: ["CodableDefaults", "codable-defaults", "codable-defaults-fixture"]),
+            name: "CodableDefaultsProcessTests",
+            dependencies: [
+                "CodableDefaults", "CodableDefaultsTestSupport", "codable-defaults", "codable-defaults-fixture",
+            ]),
+        .testTarget(
+            name: "CodableDefaultsSystemTests",
+            dependencies: [
+                "CodableDefaults", "CodableDefaultsTestSupport", "codable-defaults", "codable-defaults-fixture",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import CodableDefaults
+@testable import CodableDefaultsTestSupport
 
 /// Many threads using one store at once.
 @Suite struct ConcurrencyTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import CodableDefaults
+@testable import CodableDefaultsTestSupport
 
 @Suite struct DefaultsTests {
     @Test func readsDefaultsWhenNothingIsStored() {

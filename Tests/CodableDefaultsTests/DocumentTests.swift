@@ -1,6 +1,7 @@
 import Testing
 
 @testable import CodableDefaults
+@testable import CodableDefaultsTestSupport
 
 /// Tests of the store file parser, value compactor and writer.
 @Suite struct DocumentTests {

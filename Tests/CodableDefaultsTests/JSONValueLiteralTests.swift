@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CodableDefaults
+@testable import CodableDefaultsTestSupport
 
 /// `JSONValue`'s literals: each kind, a name given twice, and a migration step written with them.
 @Suite struct JSONValueLiteralTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CodableDefaults
+@testable import CodableDefaultsTestSupport
 
 /// Member names are bytes: two names that differ only in Unicode normalization (equal as Swift strings)
 /// are two keys, each read, written, observed and saved with its own bytes.
@@ -15,8 +16,7 @@ import Testing
     static let composedFile: [UInt8] = [0x7B, 0x22, 0xC3, 0xA9, 0x22, 0x3A, 0x20, 0x31, 0x7D, 0x0A]  // {"é": 1}
 
     /// `{"é": 1, "é": 2}`, the first name C3 A9, the second 65 CC 81.
-    static let bothSpellings: [UInt8] =
-        Array("{\"".utf8) + [0xC3, 0xA9] + Array("\": 1, \"".utf8) + [0x65, 0xCC, 0x81] + Array("\": 2}\n".utf8)
+    static let bothSpellings = KeySpellings.bothSpellings
 
     @Test func theSpellingsHaveTheBytesThisSuiteAssumes() {
         #expect(Array(Self.composed.utf8) == [0xC3, 0xA9])
@@ -216,24 +216,6 @@ import Testing
             !left.contains { $0.hasSuffix(".bak") || $0.hasSuffix(".tmp") }, "no backup, no temporary file: \(left)")
     }
 
-    @Test func theCommandLineToolExportsBothSpellings() throws {
-        let directory = try TemporaryDirectory()
-        let url = directory.file()
-        try Data(Self.bothSpellings).write(to: url)
-        let expected: [UInt8] =
-            Array("{\n  \"".utf8) + [0x65, 0xCC, 0x81] + Array("\": 2,\n  \"".utf8) + [0xC3, 0xA9]
-            + Array("\": 1\n}\n".utf8)
-        let export = try runTool(["export", url.path])
-        #expect(export.status == 0, "\(export.stderr)")
-        #expect(export.stdout == expected)
-        let check = try runTool(["check", url.path])
-        #expect(String(decoding: check.stdout, as: UTF8.self).contains("(2 keys)"))
-        let copy = directory.file("copy.json")
-        let imported = try runTool(["import", copy.path, url.path])
-        #expect(imported.status == 0, "\(imported.stderr)")
-        #expect(try bytes(copy) == expected)
-    }
-
     /// File names are bytes too: two files whose names differ only in normalization are two files to the
     /// kernel, and get two stores in one process.
     @Test func filesWhoseNamesDifferOnlyInNormalizationGetTwoStores() throws {
@@ -258,23 +240,4 @@ private final class ChangeLog: Sendable {
     var changes: [[Int]] { lock.withLock { storage } }
 
     func append(_ old: Int, _ new: Int) { lock.withLock { storage.append([old, new]) } }
-}
-
-/// Runs the built `codable-defaults` to its end; its output is small, so reading the pipes to their end
-/// before waiting cannot block.
-private func runTool(_ arguments: [String]) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
-    let binary = try #require(builtTool, "codable-defaults is built next to the test bundle")
-    let process = Process()
-    process.executableURL = binary
-    process.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let stdout = output.fileHandleForReading.readDataToEndOfFile()
-    let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, Array(stdout), String(decoding: stderr, as: UTF8.self))
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CodableDefaults
+@testable import CodableDefaultsTestSupport
 
 /// A file that cannot be read or parsed is an error, and is never written over.
 @Suite struct LoadErrorTests {

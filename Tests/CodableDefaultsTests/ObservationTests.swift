@@ -3,15 +3,7 @@ import Foundation
 import Testing
 
 @testable import CodableDefaults
-
-/// Records what a handler was called with.
-final class Recorder<Value: Sendable>: Sendable {
-    private let lock = Lock()
-    nonisolated(unsafe) private var storage: [Value] = []
-
-    var values: [Value] { lock.withLock { storage } }
-    func append(_ value: Value) { lock.withLock { storage.append(value) } }
-}
+@testable import CodableDefaultsTestSupport
 
 @Suite struct ObservationTests {
     @Test func firesOnRealChangesOnly() {

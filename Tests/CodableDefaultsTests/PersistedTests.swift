@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import CodableDefaults
+@testable import CodableDefaultsTestSupport
 
 /// The settings struct of the issue, on a given store.
 struct PlayerSettings: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CodableDefaults
+@testable import CodableDefaultsTestSupport
 
 /// Domains, string keys, typed getters and coercions, suites and `standard`.
 @Suite struct UserDefaultsSemanticsTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import CodableDefaults
+@testable import CodableDefaultsTestSupport
 
 /// Outside changes to the file reach the store and its observers.
 @Suite struct WatchingTests {

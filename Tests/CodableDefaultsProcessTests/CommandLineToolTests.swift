@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import CodableDefaultsTestSupport
+
 #if canImport(Darwin)
     import Darwin
 #elseif canImport(Glibc)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CodableDefaults
+@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CodableDefaults
+@testable import CodableDefaultsTestSupport
 
 /// What the tool does with arguments it cannot use as given, keys that would break its line-oriented
 /// output, and keys too long to print whole.
