@@ -58,11 +58,16 @@ struct ChildProcessError: Error, CustomStringConvertible {
 }
 
 /// A child process started with `posix_spawn`, with pipes to its standard input and output. Its standard
-/// error goes to `stderrPath` (or is inherited). Every wait is bounded; a child still running when the value
-/// goes away is killed.
+/// error goes to `stderrPath`, or to a temporary file of its own that ``standardError()`` reads: never to the
+/// test's, so that a passing `swift test` prints nothing of the children. Every wait is bounded; a child still
+/// running when the value goes away is killed.
 final class ChildProcess {
     /// The child's process id.
     let pid: pid_t
+    /// The file that holds the child's standard error.
+    let stderrPath: String
+    /// Whether `stderrPath` is this value's own temporary file, removed when the value goes away.
+    private let ownsStderrFile: Bool
     private var input: Int32
     private let output: Int32
     private var buffer: [UInt8] = []
@@ -87,9 +92,11 @@ final class ChildProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        if let stderrPath {
-            posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        }
+        let errorPath =
+            stderrPath
+            ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("CodableDefaultsTests-child-\(UUID().uuidString).stderr").path
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         var merged = ProcessInfo.processInfo.environment
         merged["SWIFT_BACKTRACE"] = "enable=no"
         for (name, value) in environment { merged[name] = value }
@@ -106,9 +113,12 @@ final class ChildProcess {
         guard result == 0 else {
             close(inPipe[1])
             close(outPipe[0])
+            if stderrPath == nil { unlink(errorPath) }
             throw ChildProcessError(description: "cannot start \(executable): \(String(cString: strerror(result)))")
         }
         pid = child
+        self.stderrPath = errorPath
+        ownsStderrFile = stderrPath == nil
         input = inPipe[1]
         output = outPipe[0]
     }
@@ -121,6 +131,22 @@ final class ChildProcess {
         }
         if input >= 0 { close(input) }
         close(output)
+        if ownsStderrFile { unlink(stderrPath) }
+    }
+
+    /// What the child wrote to its standard error so far.
+    func standardError() throws -> String {
+        String(decoding: try Data(contentsOf: URL(fileURLWithPath: stderrPath)), as: UTF8.self)
+    }
+
+    /// The child's standard error, for a failure message: empty when there is none.
+    private var standardErrorNote: String {
+        do {
+            let text = try standardError()
+            return text.isEmpty ? "" : "; its standard error: \(text)"
+        } catch {
+            return "; its standard error (\(stderrPath)) cannot be read: \(error)"
+        }
     }
 
     /// Sends one line to the child's standard input.
@@ -145,7 +171,8 @@ final class ChildProcess {
     func ask(_ line: String, timeout: Double = 30) throws -> String {
         try send(line)
         guard let answer = try readLine(timeout: timeout) else {
-            throw ChildProcessError(description: "the child ended instead of answering \"\(line)\"")
+            throw ChildProcessError(
+                description: "the child ended instead of answering \"\(line)\"" + standardErrorNote)
         }
         return answer
     }
@@ -171,6 +198,7 @@ final class ChildProcess {
                 throw ChildProcessError(
                     description:
                         "no output line within \(timeout) s (so far: \(String(decoding: buffer, as: UTF8.self)))"
+                        + standardErrorNote
                 )
             }
             var descriptor = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
