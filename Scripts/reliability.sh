@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The reliability checks that `swift test` does not run by itself, for .ci/run:
-#   1. makes sure Debian's strace is installed, so that the fault-injection tests in
-#      Tests/CodableDefaultsTests/FaultInjectionTests.swift run instead of skipping (run `swift test` after
-#      this script), and checks that strace can inject faults here (ptrace allowed);
+#   1. makes sure Debian's strace is installed, so that the fault-injection tests of the system layer
+#      (Tests/CodableDefaultsSystemTests) run instead of skipping (run `swift test`, or
+#      `swift test --filter CodableDefaultsSystemTests`, after this script), and checks that strace can
+#      inject faults here (ptrace allowed);
 #   2. fuzzes the store file's parser for a bounded time (Scripts/fuzz.sh).
 #
 # Usage: Scripts/reliability.sh [FUZZ_SECONDS]     (default: $FUZZ_SECONDS or 60)
