@@ -2,13 +2,18 @@ extension Store {
     /// The value for `key`: cached, decoded, or the default.
     @inline(__always)
     func value<Value>(for key: Defaults.Key<Value>) -> Value {
-        let cached: Value? = state.withLock { state in
-            guard let any = state.slots[key.id] else { return nil }
-            let slot = unsafeDowncast(any, to: Slot<Value>.self)
-            return slot.version == slot.cell.version ? slot.value : nil
+        // The closure returns a `Value` (the default on a miss), not a `Value?`: unspecialized (called through
+        // the public generic subscript), an optional of a generic type costs a metadata lookup on every read.
+        var isMiss = false
+        let cached = state.withLock { state in
+            if let any = state.slots[key.id] {
+                let slot = unsafeDowncast(any, to: Slot<Value>.self)
+                if slot.version == slot.cell.version { return slot.value }
+            }
+            isMiss = true
+            return key.defaultValue
         }
-        if let cached { return cached }
-        return resolve(key).value
+        return isMiss ? resolve(key).value : cached
     }
 
     /// The value for `key`, or the error that made it fall back to the default.
