@@ -2,9 +2,8 @@
 
 /// Records what a handler was called with.
 final class Recorder<Value: Sendable>: Sendable {
-    private let lock = Lock()
-    nonisolated(unsafe) private var storage: [Value] = []
+    private let storage = Locked<[Value]>([])
 
-    var values: [Value] { lock.withLock { storage } }
-    func append(_ value: Value) { lock.withLock { storage.append(value) } }
+    var values: [Value] { storage.withLock { $0 } }
+    func append(_ value: Value) { storage.withLock { $0.append(value) } }
 }

@@ -30,13 +30,12 @@ final class TemporaryDirectory: @unchecked Sendable {
 
 /// Collects what a store reports to its error handler.
 final class ErrorLog: Sendable {
-    private let lock = Lock()
-    nonisolated(unsafe) private var storage: [DefaultsError] = []
+    private let storage = Locked<[DefaultsError]>([])
 
-    var errors: [DefaultsError] { lock.withLock { storage } }
+    var errors: [DefaultsError] { storage.withLock { $0 } }
 
     var handler: @Sendable (DefaultsError) -> Void {
-        { error in self.lock.withLock { self.storage.append(error) } }
+        { error in self.storage.withLock { $0.append(error) } }
     }
 }
 
