@@ -116,9 +116,12 @@ extension Defaults {
 
     /// The values of `key` as an asynchronous sequence: the current value first, then each new value.
     ///
+    /// With `options: []` the current value is skipped: the first element is the first change. Values are
+    /// delivered as ``observe(_:options:_:)`` delivers them (see <doc:ObservingChanges#Where-handlers-run>).
     /// The sequence never ends by itself. It ends, and releases its observer, when the task iterating it is
     /// cancelled or the sequence is released. Values are buffered without limit, so every change reaches a
-    /// slow consumer in order.
+    /// slow consumer in order. To follow several keys in one sequence, use
+    /// ``updates(of:options:)-(Keys...,_)``.
     ///
     /// ```swift
     /// for await volume in defaults.updates(.volume) {
@@ -126,11 +129,13 @@ extension Defaults {
     /// }
     /// ```
     ///
-    /// - Parameter key: The key to follow.
+    /// - Parameters:
+    ///   - key: The key to follow.
+    ///   - options: `.initial` (the default) to start with the current value; `[]` to get changes only.
     /// - Returns: A sequence of the key's effective values.
-    public func updates<Value>(_ key: Key<Value>) -> AsyncStream<Value> {
+    public func updates<Value>(_ key: Key<Value>, options: ObservationOptions = [.initial]) -> AsyncStream<Value> {
         AsyncStream { continuation in
-            let token = observe(key, options: [.initial]) { change in continuation.yield(change.newValue) }
+            let token = observe(key, options: options) { change in continuation.yield(change.newValue) }
             continuation.onTermination = { _ in token.cancel() }
         }
     }
