@@ -37,7 +37,8 @@ extension Defaults {
     /// the other thread does not wait for it), and the handler may see two such changes merged into one
     /// (`oldValue` is always the `newValue` of the call before). A handler may read and write the store,
     /// including its own key: it is then called again after it returns, only if the value really changed
-    /// again. It may cancel its own token.
+    /// again. It may cancel its own token. Every kind of handler and where it runs:
+    /// <doc:ObservingChanges#Where-handlers-run>.
     ///
     /// ```swift
     /// let token = defaults.observe(.volume) { change in
@@ -67,7 +68,8 @@ extension Defaults {
     /// Observes the value stored under a string key, untyped, as a ``JSONValue`` (`nil` when nothing is
     /// stored).
     ///
-    /// Same delivery rules as ``observe(_:options:_:)``; values are compared as JSON.
+    /// Same delivery rules as ``observe(_:options:_:)`` (see <doc:ObservingChanges#Where-handlers-run>); values are
+    /// compared as JSON.
     ///
     /// - Parameters:
     ///   - name: The key's name.
@@ -86,7 +88,8 @@ extension Defaults {
     /// Called once per change (once per ``batch(_:)``), on the thread that made it, after the store's lock
     /// is released; for other processes' changes that the watcher notices, on the store's queue. A set of an
     /// `Equatable` value equal to the value cached for its key object is not a change; any other set, removal
-    /// or reset of a stored value counts, even if the value ends up equal.
+    /// or reset of a stored value counts, even if the value ends up equal. See
+    /// <doc:ObservingChanges#Where-handlers-run>.
     ///
     /// Key names are bytes, but a `Set<String>` compares by Unicode canonical equivalence: if two keys
     /// whose names differ only in normalization (`"\u{E9}"` and `"e\u{301}"`) change together, the set
@@ -107,7 +110,8 @@ extension Defaults {
     /// source on Apple platforms; where that is impossible, a `stat` of the file once a second) and
     /// re-reads the file only when it is not the version this store last read or wrote, so the store's own
     /// saves cost nothing. Observers of keys whose values changed are called on the store's own serial
-    /// queue. A file that no longer parses is reported to ``onError`` once per version; the store keeps its
+    /// queue (see <doc:ObservingChanges#Where-handlers-run>). A file that no longer parses is reported to
+    /// ``onError`` once per version; the store keeps its
     /// last good state and never writes over the broken file. Watching stops when the last `Defaults` on
     /// the file goes away. Does nothing for an in-memory store.
     public func startWatching() {

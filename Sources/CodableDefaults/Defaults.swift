@@ -39,7 +39,8 @@ public final class Defaults: Sendable {
     /// When changes made through a `Defaults` are written to its file.
     public enum SaveMode: Sendable, Hashable {
         /// Written once the store has been idle for the duration (one write after a burst of changes), and at
-        /// the latest five seconds (or the duration, if longer) after the first unsaved change.
+        /// the latest five seconds (or the duration, if longer) after the first unsaved change. The save runs on
+        /// the store's queue (see <doc:ObservingChanges#Where-handlers-run>); its failures go to ``Defaults/onError``.
         ///
         /// Any duration is accepted: a negative one counts as zero (the save is made at once, on the store's
         /// queue), and one longer than 24 hours counts as 24 hours.
@@ -168,7 +169,8 @@ public final class Defaults: Sendable {
     ///
     /// Shared by every `Defaults` on the same file. Called on the thread where the error happened (the
     /// store's own queue for background saves), never while the store's lock is held, so it may use the
-    /// store. The default prints the error to standard error.
+    /// store. The default prints the error to standard error. Which errors arrive on which thread:
+    /// <doc:ObservingChanges#Where-handlers-run>.
     public var onError: @Sendable (DefaultsError) -> Void {
         get { store.onError }
         set { store.onError = newValue }

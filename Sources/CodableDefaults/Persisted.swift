@@ -92,7 +92,7 @@ public struct Persisted<Value: Codable & Sendable> {
     }
 
     /// The property's values as an asynchronous sequence: the current value first, then each new value. See
-    /// ``Defaults/updates(_:)``.
+    /// ``Defaults/updates(_:options:)``.
     public var updates: AsyncStream<Value> { store.updates(key) }
 
     /// Removes the stored value: the property reads its default again.
