@@ -39,6 +39,7 @@ final class CellExtras {
     var registered: [UInt8]?
     var untypedKey: Defaults.Key<JSONValue?>?
     var observers: [Observer] = []
+    var observedPath: KeyPath<Store, Void>?
 }
 
 /// Everything the store knows about one name. One cell exists per name ever used in a store and lives as
@@ -92,8 +93,17 @@ final class Cell {
         set { madeExtras.observers = newValue }
     }
 
-    /// Whether anything observes this name (without copying the list).
-    var hasObservers: Bool { !(extras?.observers.isEmpty ?? true) }
+    /// Whether anything observes this name (without copying the list): an observer, or a tracked read.
+    var hasObservers: Bool {
+        guard let extras else { return false }
+        return !extras.observers.isEmpty || extras.observedPath != nil
+    }
+
+    /// The key path Observation tracks this name by, made by the first tracked read of it.
+    var observedPath: KeyPath<Store, Void>? {
+        get { extras?.observedPath }
+        set { madeExtras.observedPath = newValue }
+    }
 
     private var madeExtras: CellExtras {
         if let extras { return extras }

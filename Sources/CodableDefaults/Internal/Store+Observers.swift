@@ -44,7 +44,9 @@ extension Store {
     /// without holding any of the store's locks.
     func publish(_ names: Set<MemberName>) {
         guard !names.isEmpty else { return }
+        var paths: [KeyPath<Store, Void>] = []
         let observers: [Observer] = state.withLock { state in
+            paths = Store.observedPaths(for: names, in: &state)
             var observers: [Observer] = []
             for name in names {
                 if let cell = state.cells[name] { observers.append(contentsOf: cell.observers) }
@@ -52,6 +54,7 @@ extension Store {
             observers.append(contentsOf: state.allObservers)
             return observers
         }
+        fireObservation(paths)
         for observer in observers { observer.deliver(names: names) }
     }
 

@@ -4,6 +4,7 @@ extension Store {
     func value<Value>(for key: Defaults.Key<Value>) -> Value {
         // The closure returns a `Value` (the default on a miss), not a `Value?`: unspecialized (called through
         // the public generic subscript), an optional of a generic type costs a metadata lookup on every read.
+        trackRead(of: key.name)
         var isMiss = false
         let cached = state.withLock { state in
             if let any = state.slots[key.id] {
@@ -18,6 +19,7 @@ extension Store {
 
     /// The value for `key`, or the error that made it fall back to the default.
     func checkedValue<Value>(for key: Defaults.Key<Value>) throws(DefaultsError) -> Value {
+        trackRead(of: key.name)
         let (value, error) = resolve(key)
         if let error { throw error }
         return value
@@ -99,6 +101,7 @@ extension Store {
     /// The effective value of `name` decoded as `type`, without a cache; `nil` when no domain has a value or
     /// it does not decode (the error is reported).
     func effectiveValue<Value: Decodable>(_ type: Value.Type, name: String) -> Value? {
+        trackRead(of: name)
         let source = state.withLock { $0.cells[MemberName(name)]?.effective ?? .absent }
         do {
             return try decode(source, as: type, name: name)
@@ -115,18 +118,21 @@ extension Store {
 
     /// Whether a value is stored under `name` (set and not yet saved counts).
     func hasStoredValue(_ name: String) -> Bool {
-        state.withLock { $0.cells[MemberName(name)].map { $0.stored.isPresent && !$0.isReserved } ?? false }
+        trackRead(of: name)
+        return state.withLock { $0.cells[MemberName(name)].map { $0.stored.isPresent && !$0.isReserved } ?? false }
     }
 
     /// The names with a stored value, sorted as in the file.
     var keys: [String] {
-        state.withLock { $0.cells.values.filter { $0.stored.isPresent && !$0.isReserved }.map(\.name) }
+        trackMembershipRead()
+        return state.withLock { $0.cells.values.filter { $0.stored.isPresent && !$0.isReserved }.map(\.name) }
             .sorted(by: precedesInFile)
     }
 
     /// The names that have a value in any domain (argument, stored, registered).
     var effectiveNames: [String] {
-        state.withLock { $0.cells.values.filter { $0.effective.isPresent && !$0.isReserved }.map(\.name) }
+        trackMembershipRead()
+        return state.withLock { $0.cells.values.filter { $0.effective.isPresent && !$0.isReserved }.map(\.name) }
             .sorted(by: precedesInFile)
     }
 

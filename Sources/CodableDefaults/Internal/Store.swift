@@ -1,4 +1,5 @@
 import Dispatch
+import Observation
 
 /// The in-memory side of one store, shared by every ``Defaults`` opened on the same file in this process.
 ///
@@ -30,6 +31,8 @@ final class Store: Sendable {
     let saveLock = Lock()
     /// Where background work runs: the save timer, outside-change checks, merge notifications.
     let queue = DispatchQueue(label: "CodableDefaults.Store")
+    /// Tells Observation's trackings of this store's names of their changes (see `Store+Observable.swift`).
+    let registrar = ObservationRegistrar()
 
     /// Makes an empty store on `storage`. Reads nothing: call ``load()`` next.
     init(storage: any Storage, options: Defaults.Options) {

@@ -18,6 +18,8 @@ struct StoreState {
     var timer = SaveTimer()
     /// Why the store failed to load, for a store opened without throwing; cleared by a successful read.
     var loadFailure: DefaultsError?
+    /// The presence of each name as a tracked read of the set of names saw it; `nil` until there is one.
+    var membership: Membership?
 
     /// The cell for `name`, created on first use.
     @inline(__always)
@@ -47,7 +49,7 @@ struct StoreState {
     /// Whether a change of `cell` has anyone to tell.
     @inline(__always)
     func isObserved(_ cell: Cell) -> Bool {
-        cell.hasObservers || !allObservers.isEmpty
+        cell.hasObservers || !allObservers.isEmpty || membership != nil
     }
 
     // MARK: Taking in what the storage holds
