@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "CodableDefaults",
-    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "CodableDefaults", targets: ["CodableDefaults"]),
         .executable(name: "codable-defaults", targets: ["codable-defaults"]),
