@@ -87,6 +87,7 @@ enum CaseCatalog {
     static let all: [(id: String, run: @Sendable (Context) throws -> Void)] = [
         ("read-int", ReadCases.readInt),
         ("read-struct", ReadCases.readStruct),
+        ("read-tracked", ObservableCases.readTracked),
         ("set-1k", SetCases.setSmallValue),
         ("set-growth", SetCases.setGrowth),
         ("save-10k", SaveCases.saveOneChange),
