@@ -32,6 +32,22 @@ struct UpdatesTests {
         #expect(defaults.store.observerCount == 3)
     }
 
+    /// A batch that changes several watched keys reaches the stream's observer once: each key's value is
+    /// compared once, not once per changed name.
+    @Test func aBatchComparesEachKeyOnce() async {
+        let defaults = Defaults.inMemory()
+        let first = Defaults.Key<Compared>("first", default: Compared(value: 0))
+        let second = Defaults.Key<Compared>("second", default: Compared(value: 0))
+        var names = defaults.updates(of: first, second, options: []).makeAsyncIterator()
+        let before = Compared.comparisons.withLock { $0 }
+        defaults.batch { batch in
+            batch[first] = Compared(value: 1)
+            batch[second] = Compared(value: 2)
+        }
+        #expect(await names.next() == ["first", "second"])
+        #expect(Compared.comparisons.withLock { $0 } - before == 2, "one comparison per key")
+    }
+
     /// With `.initial` (the default) the first element names every key, a name given twice once.
     @Test func initialElementNamesEveryKey() async {
         let defaults = Defaults.inMemory()
@@ -109,5 +125,16 @@ struct UpdatesTests {
         let sequence = defaults.updates(of: [])
         #expect(defaults.store.observerCount == 0)
         _ = sequence
+    }
+}
+
+/// A value whose `==` counts its calls (one test uses it, so the count is not shared).
+struct Compared: Codable, Sendable, Equatable {
+    static let comparisons = Locked(0)
+    var value: Int
+
+    static func == (lhs: Compared, rhs: Compared) -> Bool {
+        comparisons.withLock { $0 += 1 }
+        return lhs.value == rhs.value
     }
 }

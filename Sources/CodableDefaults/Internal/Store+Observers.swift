@@ -51,6 +51,11 @@ extension Store {
             for name in names {
                 if let cell = state.cells[name] { observers.append(contentsOf: cell.observers) }
             }
+            // An observer of several names (`updates(of:)`) is registered under each: told once per change.
+            if names.count > 1 && observers.count > 1 {
+                var seen = Set<ObjectIdentifier>()
+                observers.removeAll { !seen.insert(ObjectIdentifier($0)).inserted }
+            }
             observers.append(contentsOf: state.allObservers)
             return observers
         }
