@@ -41,6 +41,8 @@
 //     observe KEY       -> ok                      then, whenever KEY's value changes (a set here, or
 //                                                  another process's write seen at a flush or reload):
 //                                                  changed KEY JSON | changed KEY none   (asynchronously)
+//     increment KEY N   -> ok | error JSON         N times `modify(.count-like Int key KEY) { $0 += 1 }`, each
+//                                                  one atomic, durable update of the file
 //     echo TEXT         -> echo TEXT               a marker, e.g. to synchronize or to find a point in a log
 //     pid               -> pid PID
 //     quit              -> bye                     exits with status 0 (pending changes are then written
@@ -258,6 +260,16 @@ func runServer(path: String, saveMode: Defaults.SaveMode, options: Defaults.Opti
                     output.line("changed \(key) " + (change.newValue.map { json($0) } ?? "none"))
                 })
             output.line("ok")
+        case ("increment", let key?):
+            let counter = Defaults.Key<Int>(key, default: 0)
+            do {
+                for _ in 0..<(Int(parts.count > 2 ? parts[2] : "1") ?? 1) { try defaults.modify(counter) { $0 += 1 } }
+                output.line("ok")
+            } catch let error as DefaultsError {
+                output.line(errorLine(error))
+            } catch {
+                output.line(usageLine("\(error)"))
+            }
         case ("echo", _):
             output.line(line)
         case ("pid", nil):

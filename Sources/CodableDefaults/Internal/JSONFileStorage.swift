@@ -155,7 +155,7 @@ final class JSONFileStorage: Storage {
 
     /// The body of ``write(_:)``, under the file lock and the disk lock: merge what other writers saved,
     /// stamp the schema version, splice the changes into the image, write.
-    private func write(
+    func write(
         _ changes: [MemberChange], state: inout DiskState, outside: inout StorageContent?
     ) throws(DefaultsError) -> (stamped: [MemberChange], notDurable: DefaultsError?) {
         let identity = try file.currentIdentity()

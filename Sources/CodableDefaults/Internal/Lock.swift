@@ -51,6 +51,17 @@ final class Lock: @unchecked Sendable {
         #endif
     }
 
+    /// Acquires the lock if it is free, without waiting. Returns whether it did (`false` also when the calling
+    /// thread holds it already).
+    @inline(__always)
+    func tryLock() -> Bool {
+        #if canImport(Darwin)
+            os_unfair_lock_trylock(mutex)
+        #else
+            pthread_mutex_trylock(mutex) == 0
+        #endif
+    }
+
     /// Releases the lock; the calling thread must hold it.
     @inline(__always)
     func unlock() {

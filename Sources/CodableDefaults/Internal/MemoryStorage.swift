@@ -39,6 +39,17 @@ final class MemoryStorage: Storage {
         return StorageWrite(outside: outside.isEmpty ? nil : .changes(outside), outcome: .success(([], nil)))
     }
 
+    func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite {
+        let injected: [MemberChange] = state.withLock { state in
+            defer { state.injected = [] }
+            return state.injected
+        }
+        guard let changes = transform(injected.isEmpty ? nil : .changes(injected)) else {
+            return StorageWrite(outside: nil, outcome: .success(([], nil)))
+        }
+        return write(changes)
+    }
+
     var hasUnconfirmedWrite: Bool { false }
 
     func confirmDurability() throws(DefaultsError) {}

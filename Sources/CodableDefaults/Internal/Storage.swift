@@ -61,6 +61,18 @@ protocol Storage: AnyObject, Sendable {
     /// Writes `changes` on top of what the engine holds now (see the type's merging rule).
     func write(_ changes: [MemberChange]) -> StorageWrite
 
+    /// One atomic read-modify-write (``Defaults/modify(_:_:)``). Under the lock that keeps other writers out
+    /// (the lock file; on a remote engine, a transaction), brings what this storage knows up to date, calls
+    /// `transform` with what other writers stored since it last read or wrote (`nil`: nothing), and writes the
+    /// changes `transform` returns as ``write(_:)`` does, durably, before letting other writers in. When
+    /// `transform` returns `nil`, nothing is written. `names` are the members `transform` reads: an engine
+    /// that compares revisions instead of locking (etcd's transaction) reports their current values, and
+    /// calls `transform` again with the newer ones when one changed before its write; a locking engine calls
+    /// it at most once. The returned ``StorageWrite/outside`` holds only what was found after `transform`.
+    ///
+    /// `transform` runs user code: the engine holds no lock of its own state while it runs.
+    func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite
+
     /// Whether an earlier write is not yet known to be durable (its directory flush failed).
     var hasUnconfirmedWrite: Bool { get }
 

@@ -75,7 +75,8 @@ extension Store {
     /// leaves the store as it was.
     func takeInOutsideChanges() {
         do throws(DefaultsError) {
-            let changed = try saveLock.withLock { () throws(DefaultsError) -> Set<MemberName> in
+            let changed = try withStorageLock("taking in outside changes") {
+                () throws(DefaultsError) -> Set<MemberName> in
                 guard let content = try storage.outsideChanges() else { return [] }
                 return state.withLock { state in
                     state.loadFailure = nil

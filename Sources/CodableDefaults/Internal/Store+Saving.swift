@@ -30,7 +30,7 @@ extension Store {
             }
             if let unthrown { report(unthrown) }
         }
-        saveLock.lock()
+        try lockForStorage("a save")
         defer { saveLock.unlock() }
         guard let pending = takePending() else { return try storage.confirmDurability() }
         let (encoded, encodingError) = encode(pending, reverted: &reverted)

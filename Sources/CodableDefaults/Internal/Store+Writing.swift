@@ -191,6 +191,7 @@ extension Store {
 
     /// Reverts every unsaved change to what the storage held, and notifies the names that changed.
     func discardUnsavedChanges() {
+        if isModifyingOnThisThread { return report(reentrantCall("discardUnsavedChanges")) }
         // Under the save lock, so no save is between taking its changes and recording what it wrote.
         let discarded: Set<MemberName> = saveLock.withLock {
             state.withLock { state in

@@ -73,7 +73,7 @@ final class Store: Sendable {
     ///
     /// - Throws: ``DefaultsError`` when the data cannot be read or parsed; the store then keeps its state.
     func reload() throws(DefaultsError) {
-        let changed = try saveLock.withLock { () throws(DefaultsError) -> Set<MemberName> in
+        let changed = try withStorageLock("reload") { () throws(DefaultsError) -> Set<MemberName> in
             let members = try storage.read()
             return state.withLock { state in
                 state.loadFailure = nil
@@ -89,7 +89,8 @@ final class Store: Sendable {
     /// Once the rename succeeded the state is kept to be written, whether or not the directory's flush
     /// worked; a failed flush is left for the next save to retry.
     func moveAsideUnreadableFile() throws(DefaultsError) -> String? {
-        let moved = try saveLock.withLock { () throws(DefaultsError) -> (location: String, notice: DefaultsError)? in
+        let moved = try withStorageLock("moveAsideUnreadableFile") {
+            () throws(DefaultsError) -> (location: String, notice: DefaultsError)? in
             guard let moved = try storage.moveAsideUnreadable() else { return nil }
             state.withLock { state in
                 state.loadFailure = nil

@@ -20,6 +20,8 @@ struct StoreState {
     var loadFailure: DefaultsError?
     /// The presence of each name as a tracked read of the set of names saw it; `nil` until there is one.
     var membership: Membership?
+    /// The thread running a ``Store/modify(_:_:)`` closure, which holds the save lock (see `Store+Modify.swift`).
+    var modifyingThread: ModifyingThread?
 
     /// The cell for `name`, created on first use.
     @inline(__always)

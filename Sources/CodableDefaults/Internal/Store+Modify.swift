@@ -1,0 +1,192 @@
+import Dispatch
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The thread that runs a modify closure, compared with `pthread_equal`.
+struct ModifyingThread {
+    let id: pthread_t
+}
+
+extension Store {
+    // MARK: The save lock, refused to the thread inside a modify
+
+    /// Takes the save lock for a call into storage (`action` names it in the error).
+    ///
+    /// A ``modify(_:_:)`` holds the save lock while its closure runs. When that closure (on that thread) calls
+    /// what needs the lock again, waiting would never end: the call is refused. Any other thread waits.
+    /// Uncontended, this costs what `lock()` costs: one `trylock`.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/reentrantCall`` on the thread running a modify closure.
+    @inline(__always)
+    func lockForStorage(_ action: String) throws(DefaultsError) {
+        if saveLock.tryLock() { return }
+        if isModifyingOnThisThread { throw reentrantCall(action) }
+        saveLock.lock()
+    }
+
+    /// Whether the calling thread is running a modify closure of this store (a thread that is not cannot become
+    /// one before it returns).
+    var isModifyingOnThisThread: Bool {
+        let me = pthread_self()
+        return state.withLock { $0.modifyingThread.map { pthread_equal($0.id, me) != 0 } ?? false }
+    }
+
+    /// The error of a call that needs the save lock from inside a modify closure.
+    func reentrantCall(_ action: String) -> DefaultsError {
+        DefaultsError(
+            .reentrantCall,
+            "\(action) was called inside a modify closure of the same store, which holds the store's lock until it "
+                + "returns; it was refused (nothing was done). Change the value through the closure's argument, or "
+                + "call it after modify returns", path: path)
+    }
+
+    // MARK: Modify
+
+    /// One atomic read-modify-write of `names`, among every thread and handle of the process and (for a
+    /// file) every process: under the save lock and the storage's lock, the store takes in what other writers
+    /// stored, gives `body` each name's stored value (compact JSON, `nil` when nothing is stored; an unsaved
+    /// local value counts, as it wins every merge), and writes the values `body` leaves that differ, durably,
+    /// before either lock is released. Observers of the names that changed are told once, after the locks
+    /// are released; those of names another writer changed are told on the store's queue, as after a save.
+    ///
+    /// `body` runs on the calling thread without the state's lock: it may read the store. What needs the save
+    /// lock (a save, a reload, a nested modify) is refused inside it with ``DefaultsError/Code-swift.struct/reentrantCall``.
+    ///
+    /// - Throws: What `body` throws, or ``DefaultsError``: a stored value that does not encode, `body`
+    ///   changing the array's length, or the write's failure. Then nothing is written and the store's memory is
+    ///   as before (except what other writers stored, taken in); `notDurable` alone means the values are
+    ///   written and taken.
+    func modify<Result>(_ names: [String], _ body: (inout [[UInt8]?]) throws -> Result) throws -> Result {
+        try lockForStorage("modify")
+        var changed = Set<MemberName>()
+        var merged = Set<MemberName>()
+        let outcome: Swift.Result<Result, any Error>
+        do {
+            defer {
+                state.withLock { $0.modifyingThread = nil }
+                saveLock.unlock()
+            }
+            let me = pthread_self()
+            state.withLock { $0.modifyingThread = ModifyingThread(id: me) }
+            outcome = modifyHoldingLock(names, body, changed: &changed, merged: &merged)
+        }
+        merged.subtract(changed)
+        if !merged.isEmpty {
+            let told = merged
+            queue.async { [weak self] in self?.publish(told) }
+        }
+        publish(changed)
+        return try outcome.get()
+    }
+
+    /// The body of ``modify(_:_:)``, with the save lock held.
+    private func modifyHoldingLock<Result>(
+        _ names: [String], _ body: (inout [[UInt8]?]) throws -> Result,
+        changed: inout Set<MemberName>, merged: inout Set<MemberName>
+    ) -> Swift.Result<Result, any Error> {
+        var result: Swift.Result<Result, any Error>?
+        var seen: [(cell: Cell, version: UInt64, old: [UInt8]?)] = []
+        var new: [[UInt8]?] = []
+        var takenIn = Set<MemberName>()
+        let write = storage.update(reading: names) { outside in
+            let current: [(Cell, UInt64, StoredValue)] = state.withLock { state in
+                if let outside {
+                    state.loadFailure = nil
+                    takenIn = state.takeIn(outside)
+                }
+                return names.map { name in
+                    let cell = state.cell(named: name)
+                    return (cell, cell.version, cell.stored)
+                }
+            }
+            do {
+                var fragments = try current.map { (cell, _, stored) throws(DefaultsError) in
+                    try fragment(of: stored, name: cell.name)
+                }
+                let old = fragments
+                result = .success(try body(&fragments))
+                guard fragments.count == names.count else {
+                    throw DefaultsError(
+                        .invalidArgument,
+                        "the modify closure left \(fragments.count) values for \(names.count) keys; nothing was written",
+                        path: path)
+                }
+                seen = zip(current, old).map { (cell: $0.0, version: $0.1, old: $1) }
+                new = fragments
+            } catch {
+                result = .failure(error)
+                return nil
+            }
+            let changes = names.indices.compactMap { index in
+                new[index] == seen[index].old ? nil : MemberChange(name: names[index], value: new[index])
+            }
+            return changes.isEmpty ? nil : changes
+        }
+        merged = takenIn
+        if let outside = write.outside { merged.formUnion(state.withLock { $0.takeIn(outside) }) }
+        let written: (stamped: [MemberChange], notDurable: DefaultsError?)
+        switch write.outcome {
+        case .failure(let error): return .failure(error)
+        case .success(let value): written = value
+        }
+        guard let result, case .success = result, !seen.isEmpty else { return result ?? .failure(noResult()) }
+        state.withLock { state in
+            for (index, (cell, version, old)) in seen.enumerated() where new[index] != old {
+                cell.saved = new[index]
+                // A set made meanwhile (plain sets do not wait for the save lock) comes after this update.
+                guard cell.version == version else { continue }
+                cell.stored = new[index].map { .raw($0) } ?? .absent
+                cell.version &+= 1
+                cell.isDirty = false
+                changed.insert(MemberName(cell.name))
+            }
+            for member in written.stamped {
+                let cell = state.cell(named: member.name)
+                cell.saved = member.value
+                cell.stored = member.value.map { .raw($0) } ?? .absent
+                cell.version &+= 1
+            }
+        }
+        if let notDurable = written.notDurable { return .failure(notDurable) }
+        return result
+    }
+
+    /// A stored value as compact JSON: a pending value is encoded (user code: call without the lock).
+    private func fragment(of stored: StoredValue, name: String) throws(DefaultsError) -> [UInt8]? {
+        switch stored {
+        case .absent: return nil
+        case .raw(let fragment): return fragment
+        case .pending(let box):
+            return try Codec.encode(box.value, key: name, encoder: Codec.makeEncoder(), maxDepth: maxDepth)
+        }
+    }
+
+    /// The error for a storage that neither wrote nor called the transform (it should not happen).
+    private func noResult() -> DefaultsError {
+        DefaultsError(.writeFailed, "the storage did not run the update; nothing was written", path: path)
+    }
+
+    /// The registered value of `name` (the registration domain), or `nil`.
+    func registeredFragment(_ name: String) -> [UInt8]? {
+        state.withLock { $0.cells[MemberName(name)]?.registered }
+    }
+}
+
+extension Store {
+    /// Runs `body` with the save lock held, taken as ``lockForStorage(_:)`` takes it.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/reentrantCall`` on the thread running a modify closure, or
+    ///   what `body` throws.
+    @inline(__always)
+    func withStorageLock<T>(_ action: String, _ body: () throws(DefaultsError) -> T) throws(DefaultsError) -> T {
+        try lockForStorage(action)
+        defer { saveLock.unlock() }
+        return try body()
+    }
+}
