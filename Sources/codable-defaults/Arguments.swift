@@ -167,6 +167,10 @@ enum ArgumentParser {
             }
         case .readType:
             request = .readType(location, key: try take("KEY"))
+        case .update:
+            let key = try take("KEY")
+            guard let add = raw.values["add"] else { throw .usage("missing --add N", command: command) }
+            request = .update(location, key: key, add: add)
         case .rename:
             let old = try take("OLD")
             request = .rename(location, from: old, to: try take("NEW"))
@@ -216,7 +220,7 @@ enum ArgumentParser {
         let hasFile = raw.values["suite"] == nil && raw.values["standard"] == nil
         var roles: [String] = hasFile ? ["FILE"] : []
         switch command {
-        case .read, .readType: roles += ["KEY"]
+        case .read, .readType, .update: roles += ["KEY"]
         case .write:
             roles += ["KEY"] + Array(repeating: "VALUE", count: max(1, raw.positionals.count - roles.count - 1))
         case .rename: roles += ["OLD", "NEW"]
@@ -265,13 +269,13 @@ enum ArgumentParser {
         guard let first = raw.positionals.first else { return }
         let most: Int? =
             switch command {
-            case .read, .readType, .import, .export: 1
+            case .read, .readType, .update, .import, .export: 1
             case .rename: 2
             case .write: raw.typeFlag == nil ? 2 : nil
             case .keys, .check: 0
             case .delete, .watch, .help: nil
             }
-        let takesKey = [.read, .readType, .write, .rename, .delete, .watch].contains(command)
+        let takesKey = [.read, .readType, .write, .update, .rename, .delete, .watch].contains(command)
         let beforeDashes = raw.positionalsBeforeDashes.map { $0 > 0 } ?? true
         let looksLikePath = first.contains("/") || first.hasSuffix(".json")
         let tooMany =

@@ -63,6 +63,8 @@ final class Tool {
             try write(location, key: key, text: text, asString: true)
         case .write(let location, let key, .typed(let flag, let values)):
             try write(location, key: key, typed: try TypedValue(flag, values))
+        case .update(let location, let key, let add):
+            try update(location, key: key, adding: add)
         case .rename(let location, let old, let new):
             try rename(location, from: old, to: new)
         case .delete(let location, let keys, let all, let force):

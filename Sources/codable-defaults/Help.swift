@@ -85,10 +85,9 @@ struct CommandSpec: Sendable {
                     + "  -dict-add K V... the stored object with these members set\n"
                     + "  -integer and -boolean are the same as -int and -bool.",
                 "-array-add and -dict-add start from an empty array or object when KEY has no value; a value of another type exits with 1 and writes "
-                    + "nothing. The current value is read when the store is opened and the result is written with "
-                    + "one locked, atomic save, which keeps every other key. The library has no public update "
-                    + "under its lock (the tool uses only the public API), so a change another process saves to "
-                    + "the same KEY between that read and the save is lost: the last writer wins.",
+                    + "nothing. Each is one atomic update: under the file's lock, the current value is read (with "
+                    + "what other processes saved), the elements are added and the result is written durably "
+                    + "before the lock is released, so two -array-add run at once keep both elements.",
             ],
             examples: [
                 "codable-defaults write settings.json volume 0.8",
@@ -99,14 +98,31 @@ struct CommandSpec: Sendable {
                 "codable-defaults write settings.json recent -array-add a.txt b.txt",
             ]),
         CommandSpec(
+            command: .update, synopsis: "FILE KEY --add N",
+            abstract: "Add N to an integer atomically, and print the new value.",
+            options: storeOptions + [
+                OptionSpec(name: "add", valueName: "N", summary: "The integer to add (negative to subtract).")
+            ],
+            discussion: [
+                "One atomic update: under the file's lock, the current value of KEY is read (with what other "
+                    + "processes saved), N is added and the result is written durably before the lock is released, "
+                    + "so updates run at once by any number of processes all count. A KEY with no value counts as 0. "
+                    + "Prints the new value. N must be an integer (else exit 2); a stored value that is not an integer, "
+                    + "or a sum beyond 64-bit integers, exits with 1 and writes nothing. Not in defaults(1)."
+            ],
+            examples: [
+                "codable-defaults update settings.json launches --add 1",
+                "codable-defaults update settings.json credits --add -5",
+            ]),
+        CommandSpec(
             command: .rename, synopsis: "FILE OLD NEW",
             abstract: "Move the value of OLD to NEW, in one write.",
             options: storeOptions,
             discussion: [
-                "One locked, atomic write removes OLD and stores its value under NEW. A NEW that has a value is "
-                    + "overwritten, as defaults(1) does. An OLD with no stored value exits with 3 and changes "
-                    + "nothing; OLD and NEW the same key changes nothing. The value is read when the store is "
-                    + "opened: a change another process saves to OLD or NEW before the write is overwritten."
+                "One atomic update removes OLD and stores its value under NEW: under the file's lock, OLD is read "
+                    + "(with what other processes saved) and the result is written durably before the lock is "
+                    + "released. A NEW that has a value is overwritten, as defaults(1) does. An OLD with no stored "
+                    + "value exits with 3 and changes nothing; OLD and NEW the same key changes nothing."
             ],
             examples: ["codable-defaults rename settings.json volume soundVolume"]),
         CommandSpec(
@@ -204,14 +220,15 @@ enum Help {
     static let exitStatuses = """
         EXIT STATUS:
           0  success
-          1  failure: writing the store, the export or the output failed; -array-add or -dict-add found a
-             value of another type
+          1  failure: writing the store, the export or the output failed; -array-add, -dict-add or update
+             found a value of another type, or update's sum overflows
           2  usage error (unknown command or option, missing or extra argument, VALUE not JSON)
           3  key not found (read KEY, read-type KEY, rename OLD, delete KEY without --force)
           4  bad or unreadable file: invalid JSON (with line:column), unreadable, not a regular file, too
              large; a missing file for check and a missing SOURCE for import
-          5  written, but not confirmed durable (write, rename, delete, import): the file holds the change, but
-             flushing its directory failed, so it may not survive a power loss (a warning is printed)
+          5  written, but not confirmed durable (write, update, rename, delete, import): the file holds the
+             change, but flushing its directory failed, so it may not survive a power loss (a warning is
+             printed)
         """
 
     /// How the tool differs from macOS `defaults(1)`, as the general help lists it.
@@ -225,11 +242,12 @@ enum Help {
             dates and data are stored as numbers and Base64 strings, so read-type calls them integer or float, and string.
           - delete needs KEY... or --all: it never deletes a whole store by its name alone; --force ignores
             missing keys.
-          - rename overwrites NEW, as defaults(1) does; its value is read when the store is opened.
+          - rename overwrites NEW, as defaults(1) does; like -array-add and -dict-add, it is one atomic
+            update under the file's lock.
           - import and export take JSON files, not plists; export FILE - writes to standard output, as
             without DEST, but import reads a file only (no - for standard input).
           - Not here: domains, find, read -app / -host / -currentHost (a store is one file).
-          - Added: keys, check, watch; exit statuses tell the failure apart (below).
+          - Added: keys, check, watch, update (an atomic --add); exit statuses tell the failure apart (below).
         """
 
     /// The help of the tool.

@@ -4,7 +4,7 @@ import Foundation
 enum Command: String, CaseIterable, Sendable {
     case read
     case readType = "read-type"
-    case write, rename, delete, keys, check, watch, `import`, export, help
+    case write, update, rename, delete, keys, check, watch, `import`, export, help
 }
 
 /// Where the store file of a command is: a path, a suite, or an app's standard store.
@@ -37,6 +37,8 @@ enum Request: Sendable, Equatable {
     case readType(StoreLocation, key: String)
     /// `write FILE KEY VALUE [--string]` or `write FILE KEY -TYPE VALUE...`.
     case write(StoreLocation, key: String, value: WriteValue)
+    /// `update FILE KEY --add N`.
+    case update(StoreLocation, key: String, add: String)
     /// `rename FILE OLD NEW`.
     case rename(StoreLocation, from: String, to: String)
     /// `delete FILE KEY... [--force]` or `delete FILE --all`.
@@ -62,6 +64,7 @@ enum Request: Sendable, Equatable {
         case .read: return .read
         case .readType: return .readType
         case .write: return .write
+        case .update: return .update
         case .rename: return .rename
         case .delete: return .delete
         case .keys: return .keys

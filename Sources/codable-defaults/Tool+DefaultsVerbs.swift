@@ -4,10 +4,9 @@ import Foundation
 /// The commands and `write` forms that follow macOS `defaults(1)`: `read-type`, `rename`, and `write` with
 /// a type flag (`-int`, `-array-add`...).
 ///
-/// Like every command, they use only the library's public API. An update that needs the current value
-/// (`-array-add`, `-dict-add`, `rename`) reads it when the store is opened and writes with one locked,
-/// atomic save; the library has no public update under its lock, so a change another process saves to the
-/// same key between that read and the save is overwritten (other keys are merged as in every save).
+/// An update that needs the current value (`-array-add`, `-dict-add`, `rename`) is one atomic update of the
+/// library (`modify(forKeys:)`): the value is read under the file's lock, with what other processes saved,
+/// and the result written durably before the lock is released.
 extension Tool {
     /// `read-type FILE KEY`: prints `Type is integer`, `float`, `boolean`, `string`, `array`, `dictionary`
     /// or `null`.
@@ -45,20 +44,24 @@ extension Tool {
         case .data(let data):
             defaults.set(data, forKey: key)
         case .arrayAdd(let elements):
-            switch try currentValue(defaults, key: key) {
-            case nil: defaults.set(JSONValue.array(elements), forKey: key)
-            case .array(let current)?: defaults.set(JSONValue.array(current + elements), forKey: key)
-            case let other?: throw notAnUpdate(defaults, key: key, flag: .arrayAdd, found: other)
+            return try update(defaults, keys: [key]) { (values) throws(ToolError) in
+                switch values[0] {
+                case nil: values[0] = .array(elements)
+                case .array(let current)?: values[0] = .array(current + elements)
+                case let other?: throw notAnUpdate(defaults, key: key, flag: .arrayAdd, found: other)
+                }
             }
         case .dictAdd(let pairs):
-            var members: [String: JSONValue]
-            switch try currentValue(defaults, key: key) {
-            case nil: members = [:]
-            case .object(let current)?: members = current
-            case let other?: throw notAnUpdate(defaults, key: key, flag: .dictAdd, found: other)
+            return try update(defaults, keys: [key]) { (values) throws(ToolError) in
+                var members: [String: JSONValue]
+                switch values[0] {
+                case nil: members = [:]
+                case .object(let current)?: members = current
+                case let other?: throw notAnUpdate(defaults, key: key, flag: .dictAdd, found: other)
+                }
+                for (name, member) in pairs { members[name] = member }
+                values[0] = .object(members)
             }
-            for (name, member) in pairs { members[name] = member }
-            defaults.set(JSONValue.object(members), forKey: key)
         }
         try save(defaults)
     }
@@ -70,18 +73,33 @@ extension Tool {
             try KeyText.checkLength(key, command: .rename)
         }
         let defaults = try open(location)
-        guard let value = try currentValue(defaults, key: old) else {
-            throw ToolError(
-                .keyNotFound,
-                "\(path(of: defaults)): key \(KeyText.message(old)): no value stored; nothing was renamed")
-        }
         // Keys are compared byte for byte, as the store compares them.
-        guard !old.utf8.elementsEqual(new.utf8) else { return }
-        defaults.batch { batch in
-            batch[Defaults.Key<JSONValue?>(old)] = nil
-            batch[Defaults.Key<JSONValue?>(new)] = value
+        let keys = old.utf8.elementsEqual(new.utf8) ? [old] : [old, new]
+        try update(defaults, keys: keys) { (values) throws(ToolError) in
+            guard let value = values[0] else {
+                throw ToolError(
+                    .keyNotFound,
+                    "\(path(of: defaults)): key \(KeyText.message(old)): no value stored; nothing was renamed")
+            }
+            if keys.count == 2 { values = [nil, value] }
         }
-        try save(defaults)
+    }
+
+    /// Runs one atomic update of `keys` (``Defaults/modify(forKeys:_:)``): `body` gets their stored values
+    /// under the file's lock and what it leaves is written durably before the lock is released. What `body`
+    /// throws is thrown as it is; nothing is written then.
+    func update(
+        _ defaults: Defaults, keys: [String], _ body: (inout [JSONValue?]) throws(ToolError) -> Void
+    ) throws(ToolError) {
+        do {
+            try defaults.modify(forKeys: keys) { values in try body(&values) }
+        } catch let error as ToolError {
+            throw error
+        } catch let error as DefaultsError {
+            throw ToolError(error)
+        } catch {
+            throw ToolError(.failure, "\(path(of: defaults)): \(error)")
+        }
     }
 
     /// The stored value of `key`, or `nil` when it has none.

@@ -271,10 +271,14 @@ import Testing
         let sandbox = try ToolSandbox()
         let general = try await sandbox.run(["--help"])
         #expect(general.stdout.contains("\nDIFFERENCES FROM defaults(1):\n"))
-        for verb in ["read-type FILE KEY", "rename FILE OLD NEW"] { #expect(general.stdout.contains("\n  \(verb) ")) }
+        for verb in ["read-type FILE KEY", "rename FILE OLD NEW", "update FILE KEY --add N"] {
+            #expect(general.stdout.contains("\n  \(verb) "))
+        }
         let write = try await sandbox.run(["help", "write"])
         for flag in TypeFlagNames.all { #expect(write.stdout.contains(flag), "help write names \(flag)") }
-        #expect(write.stdout.contains("last writer wins"), "help write states what an add guarantees")
+        #expect(
+            write.stdout.contains("two -array-add run at once keep both elements"),
+            "help write states what an add guarantees")
         let rename = try await sandbox.run(["help", "rename"])
         #expect(rename.stdout.contains("overwritten, as defaults(1) does"))
     }
