@@ -92,6 +92,7 @@ enum CaseCatalog {
         ("set-growth", SetCases.setGrowth),
         ("save-10k", SaveCases.saveOneChange),
         ("save-size", SaveCases.saveAgainstSize),
+        ("modify-1k", ModifyCases.modifyAgainstSetAndFlush),
         ("open-10mb", OpenCases.openBigStore),
         ("burst-afteridle", ObservationCases.burst),
         ("observer-fanout", ObservationCases.fanOut),
