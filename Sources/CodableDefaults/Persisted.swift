@@ -76,7 +76,8 @@ public struct Persisted<Value: Codable & Sendable> {
         nonmutating set { store[key] = newValue }
     }
 
-    /// The wrapper itself, for `$property.observe { … }`, `$property.reset()` and the like.
+    /// The wrapper itself, for `$property.observe { … }`, `$property.modify { … }`, `$property.reset()` and the
+    /// like.
     public var projectedValue: Persisted<Value> { self }
 
     /// Observes the property's value; see ``Defaults/observe(_:options:_:)`` for the delivery rules.
