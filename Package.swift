@@ -10,7 +10,9 @@ let package = Package(
     ],
     dependencies: [],
     targets: [
-        .target(name: "CodableDefaults"),
+        .target(name: "CodableDefaults", dependencies: ["CodableDefaultsThreadLocal"]),
+        // One C thread-local counter, read on every value read (see Internal/Store+Observable.swift).
+        .target(name: "CodableDefaultsThreadLocal"),
         .executableTarget(name: "codable-defaults", dependencies: ["CodableDefaults"]),
         .executableTarget(name: "codable-defaults-example", dependencies: ["CodableDefaults"]),
         // Opens a store and acts on commands; the multi-process and crash tests run it as a real process.

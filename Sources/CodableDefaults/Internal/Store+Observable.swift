@@ -1,3 +1,4 @@
+import CodableDefaultsThreadLocal
 import Observation
 
 #if canImport(Darwin)
@@ -45,19 +46,13 @@ struct ObservedMember: Hashable, Sendable {
 /// hash made by Observation at another moment (installing or cancelling a tracking) is not taken for a
 /// tracked read.
 enum TrackedRead {
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
-    }()
-
-    /// The calling thread's count.
+    /// The calling thread's count (a C `_Thread_local`: one load, no call).
     @inline(__always)
-    static var count: Int { Int(bitPattern: pthread_getspecific(key)) }
+    static var count: Int { Int(bitPattern: codable_defaults_probe_hash_count()) }
 
     /// Counts one hash of the probe on the calling thread.
     static func signal() {
-        pthread_setspecific(key, UnsafeRawPointer(bitPattern: count &+ 1))
+        codable_defaults_count_probe_hash()
     }
 }
 
