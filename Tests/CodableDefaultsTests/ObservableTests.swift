@@ -8,17 +8,16 @@ import Testing
 
 /// Counts the `onChange` calls of one tracking, and signals each.
 final class ChangeSignal: Sendable {
-    private let lock = Lock()
-    nonisolated(unsafe) private var storage = 0
+    private let storage = Locked(0)
     private let semaphore = DispatchSemaphore(value: 0)
 
     /// How many times `onChange` ran.
-    var count: Int { lock.withLock { storage } }
+    var count: Int { storage.withLock { $0 } }
 
     /// The `onChange` closure.
     var handler: @Sendable () -> Void {
         {
-            self.lock.withLock { self.storage += 1 }
+            self.storage.withLock { $0 += 1 }
             self.semaphore.signal()
         }
     }
@@ -54,6 +53,15 @@ func tracking<T>(_ read: () -> T) -> ChangeSignal {
         #expect(signal.count == 0)
         defaults[.volume] = 0.8
         #expect(signal.count == 1)
+    }
+
+    @Test func aModifyFiresTheTrackingOfTheKeyReadOnce() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try Defaults(url: dir.file(), saveMode: .manual)
+        let signal = tracking { defaults[.count] }
+        try defaults.modify(.count) { $0 += 1 }
+        #expect(signal.count == 1)
+        #expect(defaults[.count] == 1)
     }
 
     @Test func aChangeOfAKeyNotReadDoesNotFire() {
