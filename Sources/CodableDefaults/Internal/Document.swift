@@ -88,7 +88,22 @@ enum Document {
     /// equivalent, and equal as Swift strings) are two names.
     static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512) throws(DocumentError) -> [DocumentMember] {
         var parser = DocumentParser(bytes: bytes, maxDepth: maxDepth, inputName: "the file")
-        return try parser.parseDocument()
+        var members = MemberList(bytes: bytes)
+        try parser.scanDocument(into: &members)
+        return members.members
+    }
+
+    /// Scans a store file with exactly the rules and errors of `parse(_:maxDepth:)`, handing each top-level member
+    /// to `sink` as byte ranges of `bytes` instead of building members.
+    ///
+    /// `sink.insertName` is called when a top-level name has been scanned (before its `:`), so that a duplicate is
+    /// reported at the same point as by `parse`; `sink.append` when its value has been scanned. Nested objects are
+    /// checked for duplicate names by the scanner itself.
+    static func scan<Sink: DocumentMemberSink>(
+        _ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512, into sink: inout Sink
+    ) throws(DocumentError) {
+        var parser = DocumentParser(bytes: bytes, maxDepth: maxDepth, inputName: "the file")
+        try parser.scanDocument(into: &sink)
     }
 
     /// Parses a store file held in an array; see `parse(_:maxDepth:)` for the rules.
@@ -154,7 +169,65 @@ enum Document {
     }
 }
 
+/// Where `Document.scan` puts the top-level members of a store file: byte ranges of its input, in file order.
+protocol DocumentMemberSink {
+    /// Records the top-level member name whose contents (between the quotes) are `key` of the input, `hasEscapes`
+    /// telling whether it contains a backslash escape. Returns false if the object already has a name with the same
+    /// decoded bytes; the scan then fails with `duplicateKey`.
+    mutating func insertName(_ key: Range<Int>, hasEscapes: Bool) -> Bool
+
+    /// Records the value, as written, of the member whose name was inserted last: `value` of the input,
+    /// `hasWhitespace` telling whether it contains whitespace outside strings.
+    mutating func append(value: Range<Int>, hasWhitespace: Bool)
+}
+
+/// The sink of `Document.parse`: decoded names (checked for duplicates) and compacted values.
+private struct MemberList: DocumentMemberSink {
+    /// The input.
+    let bytes: UnsafeRawBufferPointer
+    /// The members so far.
+    var members: [DocumentMember] = []
+    /// The names so far.
+    var names = KeyTable()
+    /// The name inserted last, waiting for its value.
+    var pendingKey = ""
+    /// Scratch storage for decoding names that contain escapes.
+    var scratch: [UInt8] = []
+
+    /// An empty list for the members of `bytes`.
+    init(bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+        // Growing a large key set rehashes every key on each doubling, which costs more than the parse itself;
+        // reserve for one member per 64 bytes, which covers typical files and costs little memory.
+        names.reserve(bytes.count / 64)
+    }
+
+    mutating func insertName(_ key: Range<Int>, hasEscapes: Bool) -> Bool {
+        pendingKey = DocumentParser.decodeString(
+            UnsafeRawBufferPointer(rebasing: bytes[key]), hasEscapes: hasEscapes, scratch: &scratch)
+        return names.insert(pendingKey)
+    }
+
+    mutating func append(value: Range<Int>, hasWhitespace: Bool) {
+        let compact = DocumentParser.compacted(
+            UnsafeRawBufferPointer(rebasing: bytes[value]), hasWhitespace: hasWhitespace)
+        members.append(DocumentMember(key: pendingKey, value: compact))
+    }
+}
+
 extension Document {
+    /// `source`, valid JSON value text, with whitespace outside strings removed (copied as is when `hasWhitespace`
+    /// is false), as `parse` returns values.
+    static func compacted(_ source: UnsafeRawBufferPointer, hasWhitespace: Bool) -> [UInt8] {
+        DocumentParser.compacted(source, hasWhitespace: hasWhitespace)
+    }
+
+    /// Replaces the contents of `out` with the UTF-8 bytes of the string whose contents (between the quotes) are
+    /// `source`, escapes resolved. The contents must be valid, as in a name scanned by `scan`.
+    static func decodeBytes(_ source: UnsafeRawBufferPointer, into out: inout [UInt8]) {
+        DocumentParser.decodeBytes(source, into: &out)
+    }
+
     /// The string whose contents (between the quotes) are `source`, escapes resolved. The contents must be valid,
     /// as in a value returned by `compactValue` or `parse`; `scratch` is working storage reused between calls.
     static func decodeString(_ source: UnsafeRawBufferPointer, hasEscapes: Bool, scratch: inout [UInt8]) -> String {
@@ -335,8 +408,8 @@ private struct DocumentParser {
 
     // MARK: Entry points
 
-    /// Parses the whole input as a store file whose top level is an object; returns its members in order.
-    mutating func parseDocument() throws(DocumentError) -> [DocumentMember] {
+    /// Scans the whole input as a store file whose top level is an object, handing its members to `sink` in order.
+    mutating func scanDocument<Sink: DocumentMemberSink>(into sink: inout Sink) throws(DocumentError) {
         try rejectByteOrderMark()
         _ = skipWhitespace()
         guard index < count else {
@@ -349,11 +422,8 @@ private struct DocumentParser {
         }
         try checkDepth(1)
         index += 1
-        openObject()
-        // Growing a large key set rehashes every key on each doubling, which costs more than the parse itself;
-        // reserve for one member per 64 bytes, which covers typical files and costs little memory.
-        keySets[0].reserve(count / 64)
-        var members: [DocumentMember] = []
+        // The sink checks the top-level names; `keySets` serves the nested objects.
+        var isFirst = true
         var ignoredWhitespace = false
         _ = skipWhitespace()
         if index < count && bytes[index] == Byte.closeBrace {
@@ -361,13 +431,16 @@ private struct DocumentParser {
         } else {
             while true {
                 currentKey = nil
-                let key = try scanMemberName(afterComma: !members.isEmpty, sawWhitespace: &ignoredWhitespace)
+                let nameOffset = try scanName(afterComma: !isFirst)
+                isFirst = false
+                if !sink.insertName(lastName.start..<lastName.end, hasEscapes: lastName.hasEscapes) {
+                    throw duplicateKey(at: nameOffset)
+                }
+                try scanColon(sawWhitespace: &ignoredWhitespace)
                 currentKey = lastName
                 let start = index
                 let valueHasWhitespace = try scanValue(baseDepth: 1)
-                let value = Self.compacted(
-                    UnsafeRawBufferPointer(rebasing: bytes[start..<index]), hasWhitespace: valueHasWhitespace)
-                members.append(DocumentMember(key: key, value: value))
+                sink.append(value: start..<index, hasWhitespace: valueHasWhitespace)
                 _ = skipWhitespace()
                 guard index < count else {
                     throw unexpected("expected ',' or '}' after a member")
@@ -391,7 +464,6 @@ private struct DocumentParser {
             throw error(
                 .trailingGarbage, at: index, "unexpected \(found) after the closing '}' of the top-level object")
         }
-        return members
     }
 
     /// Parses the whole input as one JSON value of any kind surrounded by optional whitespace; returns it compacted.
@@ -497,6 +569,19 @@ private struct DocumentParser {
     /// Scans a member name, checks it against the other names of the innermost open object, and consumes the
     /// following `:` and whitespace. Returns the decoded name.
     mutating func scanMemberName(afterComma: Bool, sawWhitespace: inout Bool) throws(DocumentError) -> String {
+        let nameOffset = try scanName(afterComma: afterComma)
+        let key = Self.decodeString(
+            UnsafeRawBufferPointer(rebasing: bytes[lastName.start..<lastName.end]), hasEscapes: lastName.hasEscapes,
+            scratch: &scratch)
+        if !keySets[openObjects - 1].insert(key) {
+            throw duplicateKey(at: nameOffset)
+        }
+        try scanColon(sawWhitespace: &sawWhitespace)
+        return key
+    }
+
+    /// Scans a member name at `index` into `lastName` and returns the offset of its opening quote.
+    mutating func scanName(afterComma: Bool) throws(DocumentError) -> Int {
         guard index < count, bytes[index] == Byte.quote else {
             if afterComma && index < count && bytes[index] == Byte.closeBrace {
                 throw error(
@@ -507,24 +592,30 @@ private struct DocumentParser {
             throw unexpected("expected a member name in double quotes")
         }
         let nameOffset = index
-        let (start, end, hasEscapes) = try scanString()
-        lastName = (start, end, hasEscapes)
+        lastName = try scanString()
+        return nameOffset
+    }
+
+    /// The `duplicateKey` error for the name in `lastName`, whose opening quote is at `nameOffset`.
+    func duplicateKey(at nameOffset: Int) -> DocumentError {
+        var scratch: [UInt8] = []
         let key = Self.decodeString(
-            UnsafeRawBufferPointer(rebasing: bytes[start..<end]), hasEscapes: hasEscapes, scratch: &scratch)
-        if !keySets[openObjects - 1].insert(key) {
-            var quoted: [UInt8] = []
-            Document.appendQuoted(key, to: &quoted)
-            throw error(
-                .duplicateKey, at: nameOffset, "duplicate key \(String(decoding: quoted, as: UTF8.self))",
-                key: key)
-        }
+            UnsafeRawBufferPointer(rebasing: bytes[lastName.start..<lastName.end]), hasEscapes: lastName.hasEscapes,
+            scratch: &scratch)
+        var quoted: [UInt8] = []
+        Document.appendQuoted(key, to: &quoted)
+        return error(
+            .duplicateKey, at: nameOffset, "duplicate key \(String(decoding: quoted, as: UTF8.self))", key: key)
+    }
+
+    /// Consumes whitespace, the `:` after a member name, and whitespace.
+    mutating func scanColon(sawWhitespace: inout Bool) throws(DocumentError) {
         sawWhitespace = skipWhitespace() || sawWhitespace
         guard index < count, bytes[index] == Byte.colon else {
             throw unexpected("expected ':' after the member name")
         }
         index += 1
         sawWhitespace = skipWhitespace() || sawWhitespace
-        return key
     }
 
     /// Scans a string starting at the opening quote at `index` and leaves `index` after the closing quote.
@@ -827,6 +918,13 @@ private struct DocumentParser {
         guard hasEscapes else {
             return String(decoding: source, as: UTF8.self)
         }
+        decodeBytes(source, into: &scratch)
+        return String(decoding: scratch, as: UTF8.self)
+    }
+
+    /// Replaces the contents of `scratch` with the bytes of the string with contents `source` (between the quotes),
+    /// escapes resolved. The contents must have been validated by `scanString`.
+    static func decodeBytes(_ source: UnsafeRawBufferPointer, into scratch: inout [UInt8]) {
         scratch.removeAll(keepingCapacity: true)
         let bytes = source
         let end = source.count
@@ -859,7 +957,6 @@ private struct DocumentParser {
             default: scratch.append(escaped)
             }
         }
-        return String(decoding: scratch, as: UTF8.self)
     }
 
     /// The value of the four hexadecimal digits at `offset` of `bytes`, treating anything missing or invalid as zero.
