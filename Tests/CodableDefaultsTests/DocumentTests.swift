@@ -14,7 +14,7 @@ import Testing
 
     /// Parses `text` and returns the members as (key, value text) pairs.
     func members(_ text: String, maxDepth: Int = 512) throws -> [Pair] {
-        try Document.parse(bytes(text), maxDepth: maxDepth).map {
+        try parseAndIndex(bytes(text), maxDepth: maxDepth).map {
             Pair($0.key, String(decoding: $0.value, as: UTF8.self))
         }
     }
@@ -22,7 +22,7 @@ import Testing
     /// The error thrown when parsing `input` as a store file, or nil if it parses.
     func parseError(_ input: [UInt8], maxDepth: Int = 512) -> DocumentError? {
         do {
-            _ = try Document.parse(input, maxDepth: maxDepth)
+            _ = try parseAndIndex(input, maxDepth: maxDepth)
             return nil
         } catch {
             return error
@@ -426,7 +426,7 @@ import Testing
 
     @Test func depthAtTheLimitIsAccepted() throws {
         // The top-level object is depth 1, so 511 arrays inside reach exactly 512.
-        let parsed = try Document.parse(nestedArrays(511))
+        let parsed = try parseAndIndex(nestedArrays(511))
         #expect(parsed.first?.value.count == 1022)
         #expect(parseError(bytes(#"{"a": [[1]]}"#), maxDepth: 3) == nil)
         #expect(parseError(bytes(#"{"a": {"b": {}}}"#), maxDepth: 3) == nil)
@@ -447,7 +447,7 @@ import Testing
         #expect(parseError(bytes("{\"k\": ") + [UInt8](repeating: 0x7B, count: 100_000))?.kind == .unexpectedCharacter)
         #expect(valueError(deep)?.kind == .tooDeep)
         // The scanner is iterative, so a huge limit still does not exhaust the stack.
-        #expect(try Document.parse(nestedArrays(100_000), maxDepth: 200_000).count == 1)
+        #expect(try parseAndIndex(nestedArrays(100_000), maxDepth: 200_000).count == 1)
         var objects: [UInt8] = []
         for _ in 0..<100_000 {
             objects += bytes("{\"a\":")
@@ -523,10 +523,10 @@ import Testing
             DocumentMember(key: "\u{7F}\u{FEFF}\u{10FFFF}", value: bytes("-0")),
         ]
         let sorted = members.sorted { precedesInFile($0.key, $1.key) }
-        #expect(try Document.parse(FileImage(members: members).bytes) == sorted)
+        #expect(try parseAndIndex(FileImage(members: members).bytes) == sorted)
         let tuples = members.map { (name: $0.key, value: $0.value) }
-        #expect(try Document.parse(FileImage(members: tuples).bytes) == sorted)
-        #expect(try Document.parse(FileImage(members: [DocumentMember]()).bytes) == [])
+        #expect(try parseAndIndex(FileImage(members: tuples).bytes) == sorted)
+        #expect(try parseAndIndex(FileImage(members: [DocumentMember]()).bytes) == [])
     }
 
     /// The string scanner reads eight bytes at a time while they are plain ASCII: every special byte must be
@@ -536,7 +536,7 @@ import Testing
             let before = Array(repeating: UInt8(ascii: "a"), count: position)
             let after = Array(repeating: UInt8(ascii: "b"), count: 24 - position)
             func parse(_ middle: [UInt8]) throws(DocumentError) -> [DocumentMember] {
-                try Document.parse(Array("{\"k\": \"".utf8) + before + middle + after + Array("\"}".utf8))
+                try parseAndIndex(Array("{\"k\": \"".utf8) + before + middle + after + Array("\"}".utf8))
             }
             // Allowed: DEL, an escape, a two-byte character.
             for middle in [[0x7F], Array("\\n".utf8), Array("é".utf8)] as [[UInt8]] {
