@@ -1,13 +1,14 @@
-// libFuzzer entry point for the store file's parser (`Document.parse`), the value validator
-// (`Document.compactValue`) and the file's writer (`FileImage`).
+// libFuzzer entry point for the store file's parser (`Document.parse`), its index scan (`DocumentIndex`), the value
+// validator (`Document.compactValue`) and the file's writer (`FileImage`).
 //
 // This file is compiled together with Sources/CodableDefaults/Internal/Document.swift, Document+Position.swift,
-// FileImage.swift and MemberName.swift into one module by Scripts/fuzz.sh (they use only the standard library and
+// DocumentIndex.swift, FileImage.swift and MemberName.swift into one module by Scripts/fuzz.sh (they use only the standard library and
 // the C library), so it needs no package target:
 //
 //     swiftc -parse-as-library -package-name CodableDefaults -sanitize=fuzzer,address -O -g \
 //         Sources/CodableDefaults/Internal/Document.swift \
-//         Sources/CodableDefaults/Internal/Document+Position.swift Sources/CodableDefaults/Internal/FileImage.swift \
+//         Sources/CodableDefaults/Internal/Document+Position.swift Sources/CodableDefaults/Internal/DocumentIndex.swift \
+//         Sources/CodableDefaults/Internal/FileImage.swift \
 //         Sources/CodableDefaults/Internal/MemberName.swift Fuzz/DocumentFuzzer.swift -o document-fuzzer
 //
 // Beyond "does not crash, does not hang, no memory error", it checks properties every accepted input must
@@ -17,6 +18,9 @@
 //   with their own bytes), and finds each member by name;
 // - applying changes drawn from the input (values replaced, members removed, names added, some repeated) to that
 //   image gives exactly the bytes of a fresh `FileImage` of the resulting members, over several rounds;
+// - the index scan (`DocumentIndex`) agrees with `Document.parse`: both accept or both reject with the same error
+//   (kind, offset, line, column, key, message); on acceptance every member's name (byte for byte) and compacted
+//   value are the same, each name is found at its position, and a few absent names are not found;
 // - every member value is compact: `compactValue` accepts it and returns it unchanged;
 // - `compactValue` of any input is idempotent;
 // - errors point inside the input: 0 <= offset <= count, line >= 1, column >= 1.
@@ -37,6 +41,7 @@ func checkPosition(_ error: DocumentError, count: Int) {
 /// Runs every check on one input.
 func fuzzOne(_ bytes: [UInt8]) {
     for maxDepth in [512, 4] {
+        checkIndex(bytes, maxDepth: maxDepth)
         do {
             let members = try Document.parse(bytes, maxDepth: maxDepth)
             let image = FileImage(members: members)
@@ -64,6 +69,32 @@ func fuzzOne(_ bytes: [UInt8]) {
         } catch {
             checkPosition(error, count: bytes.count)
         }
+    }
+}
+
+/// Checks that `DocumentIndex` accepts `bytes` exactly when `Document.parse` does, with the same error, the same
+/// names and values, and a lookup that finds every name and no absent one.
+func checkIndex(_ bytes: [UInt8], maxDepth: Int) {
+    let parsed = Result { () throws(DocumentError) in try Document.parse(bytes, maxDepth: maxDepth) }
+    let indexed = Result { () throws(DocumentError) in try DocumentIndex(bytes: bytes, maxDepth: maxDepth) }
+    switch (parsed, indexed) {
+    case (.success(let members), .success(let index)):
+        require(index.count == members.count, "the index has \(index.count) members, parse \(members.count)")
+        for (position, member) in members.enumerated() {
+            require(sameBytes(index.key(at: position), member.key), "the index decoded another name")
+            require(index.value(at: position) == member.value, "the index compacted another value")
+            require(index.position(of: member.key) == position, "the index did not find a name")
+            for absent in [member.key + "\u{301}", member.key + "\u{0}", "\u{1}" + member.key]
+            where !members.contains(where: { sameBytes($0.key, absent) }) {
+                require(index.position(of: absent) == nil, "the index found an absent name")
+            }
+        }
+    case (.failure(let parseError), .failure(let indexError)):
+        require(indexError == parseError, "the index threw \(indexError), parse \(parseError)")
+    case (.success, .failure(let indexError)):
+        require(false, "parse accepted, the index refused: \(indexError.message)")
+    case (.failure(let parseError), .success):
+        require(false, "the index accepted, parse refused: \(parseError.message)")
     }
 }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Fuzzes the store file's parser (Document.parse and Document.compactValue) and its writer (FileImage) with libFuzzer.
+# Fuzzes the store file's parser (Document.parse, DocumentIndex and Document.compactValue) and its writer (FileImage)
+# with libFuzzer.
 #
 # The fuzz target is Fuzz/DocumentFuzzer.swift compiled together with
-# Sources/CodableDefaults/Internal/Document.swift, Document+Position.swift, FileImage.swift and MemberName.swift
+# Sources/CodableDefaults/Internal/Document.swift, Document+Position.swift, DocumentIndex.swift, FileImage.swift and
+# MemberName.swift
 # (which use only the standard library and the C library) by swiftc with -sanitize=fuzzer,address; no package
 # target is needed.
 # It starts from the seed corpus in Fuzz/Corpus (checked in) and runs for a bounded time.
@@ -35,6 +37,7 @@ if command -v ld.lld >/dev/null 2>&1 || [ -x "$(dirname "$(command -v swiftc)")/
 timeout 600 swiftc -parse-as-library -package-name CodableDefaults -O -g -sanitize=fuzzer,address "${linker[@]}" \
     "$root/Sources/CodableDefaults/Internal/Document.swift" \
     "$root/Sources/CodableDefaults/Internal/Document+Position.swift" \
+    "$root/Sources/CodableDefaults/Internal/DocumentIndex.swift" \
     "$root/Sources/CodableDefaults/Internal/FileImage.swift" \
     "$root/Sources/CodableDefaults/Internal/MemberName.swift" \
     "$root/Fuzz/DocumentFuzzer.swift" \
