@@ -1,0 +1,67 @@
+// Times `Document.parse` against the index scan (`DocumentIndex`) on the benchmark program's "10 MB" store file,
+// and reports the index's memory per member. Built and run by Scripts/index-timing.sh, which compiles this file
+// together with the parser's sources and the benchmark program's fixtures (the scanner is internal to the library,
+// so the benchmark program, which imports it as a client, cannot call it).
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// What Fixtures.swift needs of the benchmark program's other files (which need the library as a module).
+struct BenchmarkError: Error {
+    let description: String
+    init(_ description: String) { self.description = description }
+    static func system(_ call: String, _ path: String) -> BenchmarkError { BenchmarkError("\(call) \(path) failed") }
+}
+
+/// The value shapes of Fixtures.swift's naive-pattern dictionary, which this program does not use.
+indirect enum AnyJSON {
+    case integer(Int), string(String), array([AnyJSON]), object([String: AnyJSON])
+}
+
+/// The monotonic clock in nanoseconds.
+func now() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
+/// The fastest of `rounds` runs of `body`, in milliseconds.
+func fastest(_ rounds: Int, _ body: () throws -> Void) rethrows -> Double {
+    var best = UInt64.max
+    for _ in 0..<rounds {
+        let start = now()
+        try body()
+        best = min(best, now() - start)
+    }
+    return Double(best) / 1_000_000
+}
+
+@main
+enum IndexScanTiming {
+    static func main() throws {
+        let keys = Fixture.keys(forBytes: 10_000_000)
+        let file = Fixture.storeFile(keys: keys)
+        let rounds = 7
+        var members = 0
+        let parse = try fastest(rounds) { members = try Document.parse(file).count }
+        var index: DocumentIndex?
+        let scan = try fastest(rounds) { index = try DocumentIndex(bytes: file) }
+        guard let index, index.count == members else { throw BenchmarkError("the index and parse disagree") }
+        let lookup = fastest(rounds) {
+            for number in stride(from: 0, to: keys, by: 97) where index.position(of: SampleValue.key(number)) == nil {
+                fatalError("lost key \(number)")
+            }
+        }
+        let indexBytes = index.spans.capacity * 4 + index.slots.capacity * 4
+        print("store file: \(file.count) bytes, \(members) members; fastest of \(rounds) runs")
+        print("Document.parse:  \(parse) ms")
+        print("DocumentIndex:   \(scan) ms (\(parse / scan)x faster)")
+        print("lookup of \(keys / 97 + 1) keys: \(lookup) ms")
+        print(
+            "index memory: \(indexBytes) bytes (\(Double(indexBytes) / Double(members)) bytes per member, "
+                + "\(Double(indexBytes) / Double(file.count)) of the file size), plus the file's bytes")
+    }
+}

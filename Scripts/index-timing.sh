@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Times Document.parse against the index scan (DocumentIndex) on the benchmark's 10 MB store file, optimized, and
+# prints the index's memory per member. See Benchmarks/IndexScan/main.swift.
+#
+# Usage: Scripts/index-timing.sh     (builds in $INDEX_TIMING_WORK, default /tmp/codable-defaults-index-timing)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+work="${INDEX_TIMING_WORK:-/tmp/codable-defaults-index-timing}"
+mkdir -p "$work"
+internal="$root/Sources/CodableDefaults/Internal"
+benchmarks="$root/Benchmarks/CodableDefaultsBenchmarks"
+swiftc -O -wmo -parse-as-library -package-name CodableDefaults \
+    "$internal/Document.swift" "$internal/Document+Position.swift" "$internal/DocumentIndex.swift" \
+    "$internal/MemberName.swift" "$benchmarks/Fixtures.swift" \
+    "$root/Benchmarks/IndexScan/main.swift" -o "$work/index-timing"
+"$work/index-timing"
