@@ -17,7 +17,8 @@
 ///
 /// Building one validates the whole file as `Document.parse` does and throws the same `DocumentError` on a bad file.
 /// It then holds the file's bytes (shared, not copied), `spans` (four `UInt32` per member) and a hash table of
-/// `UInt32` positions: about 16 bytes per member plus 4 to 8 bytes per table slot, whatever the keys and values.
+/// `UInt64` slots at most three quarters full: 16 bytes per member plus 11 to 21 bytes of table, whatever the keys
+/// and values.
 /// Names compare by their decoded UTF-8 bytes, as `Document.parse` compares them: `"\u00E9"` and `"é"` are one name,
 /// `"é"` and `"e\u0301"` two. A value type without locks: use it from one thread at a time, or share it read-only.
 struct DocumentIndex: Sendable {
@@ -30,9 +31,10 @@ struct DocumentIndex: Sendable {
     /// the value as written. The top bit of the name's end says the name has escapes, that of the value's end that
     /// the value has whitespace outside strings.
     private(set) var spans: [UInt32] = []
-    /// Open addressing, linear probing: each slot holds a member's position plus one, or 0 when empty. Its count is a
-    /// power of two at least twice the number of members.
-    private(set) var slots: [UInt32] = []
+    /// Open addressing, linear probing: each slot holds the top 32 bits of a member's name hash (which also choose
+    /// its first slot) over its position plus one, or 0 when empty. Its count is a power of two; it is at most three
+    /// quarters full. The hash bits spare most comparisons of names, which would each touch the file's bytes.
+    private(set) var slots: [UInt64] = []
 
     /// The top bit of a 32-bit span entry.
     private static let flag: UInt32 = 0x8000_0000
@@ -102,10 +104,14 @@ struct DocumentIndex: Sendable {
                 slots.withUnsafeBufferPointer { slots in
                     var scratch: [UInt8] = []
                     let mask = slots.count - 1
-                    var slot = Self.hash(name) & mask
+                    let tag = Self.tag(name)
+                    var slot = Self.firstSlot(tag, mask: mask)
                     while slots[slot] != 0 {
-                        let position = Int(slots[slot] - 1)
-                        if Self.name(at: position, spans: spans, in: buffer, equals: name, scratch: &scratch) {
+                        let entry = slots[slot]
+                        let position = Int(truncatingIfNeeded: entry & Self.positionMask) - 1
+                        if entry & ~Self.positionMask == tag
+                            && Self.name(at: position, spans: spans, in: buffer, equals: name, scratch: &scratch)
+                        {
                             return position
                         }
                         slot = (slot + 1) & mask
@@ -124,12 +130,21 @@ struct DocumentIndex: Sendable {
 
     // MARK: Hashing
 
-    /// The slot hash of a name's decoded UTF-8 bytes.
+    /// The low 32 bits of a slot: a position plus one.
+    static let positionMask: UInt64 = 0xFFFF_FFFF
+
+    /// The top 32 bits of the hash of a name's decoded UTF-8 bytes, in place (the low 32 bits zero).
     @inline(__always)
-    static func hash(_ name: UnsafeRawBufferPointer) -> Int {
+    static func tag(_ name: UnsafeRawBufferPointer) -> UInt64 {
         var hasher = Hasher()
         hasher.combine(bytes: name)
-        return hasher.finalize()
+        return UInt64(truncatingIfNeeded: hasher.finalize()) & ~positionMask
+    }
+
+    /// The first slot to probe for a name with hash bits `tag`, in a table of `mask + 1` slots.
+    @inline(__always)
+    static func firstSlot(_ tag: UInt64, mask: Int) -> Int {
+        Int(truncatingIfNeeded: tag >> 32) & mask
     }
 
     /// Whether the decoded name of the member at `position` has the bytes `name`. Without escapes the name is
@@ -166,7 +181,7 @@ struct DocumentIndex: Sendable {
         /// See `DocumentIndex.spans`.
         var spans: [UInt32] = []
         /// See `DocumentIndex.slots`.
-        var slots: [UInt32]
+        var slots: [UInt64]
         /// Decoded bytes of an escaped name being inserted.
         var decoded: [UInt8] = []
         /// Decoded bytes of an escaped name it is compared with.
@@ -178,8 +193,8 @@ struct DocumentIndex: Sendable {
             let expected = max(bytes.count / 64, 4)
             spans.reserveCapacity(4 * expected)
             var capacity = 8
-            while capacity < 2 * expected { capacity <<= 1 }
-            slots = [UInt32](repeating: 0, count: capacity)
+            while 3 * capacity < 4 * expected { capacity <<= 1 }
+            slots = [UInt64](repeating: 0, count: capacity)
         }
 
         mutating func insertName(_ key: Range<Int>, hasEscapes: Bool) -> Bool {
@@ -209,10 +224,10 @@ struct DocumentIndex: Sendable {
         /// returns false if a member already has that name.
         mutating func insert(_ name: UnsafeRawBufferPointer) -> Bool {
             let position = spans.count / 4
-            if 2 * (position + 1) > slots.count {
+            if 4 * (position + 1) > 3 * slots.count {
                 grow()
             }
-            let hash = DocumentIndex.hash(name)
+            let tag = DocumentIndex.tag(name)
             let bytes = self.bytes
             var scratch = self.scratch
             self.scratch = []
@@ -220,39 +235,31 @@ struct DocumentIndex: Sendable {
             return spans.withUnsafeBufferPointer { spans in
                 slots.withUnsafeMutableBufferPointer { slots in
                     let mask = slots.count - 1
-                    var slot = hash & mask
+                    var slot = DocumentIndex.firstSlot(tag, mask: mask)
                     while slots[slot] != 0 {
-                        let other = Int(slots[slot] - 1)
-                        if DocumentIndex.name(at: other, spans: spans, in: bytes, equals: name, scratch: &scratch) {
+                        let entry = slots[slot]
+                        let other = Int(truncatingIfNeeded: entry & DocumentIndex.positionMask) - 1
+                        if entry & ~DocumentIndex.positionMask == tag
+                            && DocumentIndex.name(at: other, spans: spans, in: bytes, equals: name, scratch: &scratch)
+                        {
                             return false
                         }
                         slot = (slot + 1) & mask
                     }
-                    slots[slot] = UInt32(position + 1)
+                    slots[slot] = tag | UInt64(position + 1)
                     return true
                 }
             }
         }
 
-        /// Doubles the table and reinserts every member (names are all distinct).
+        /// Doubles the table and moves every entry to its place in it (its hash bits say where).
         mutating func grow() {
-            var grown = [UInt32](repeating: 0, count: slots.count * 2)
+            var grown = [UInt64](repeating: 0, count: slots.count * 2)
             let mask = grown.count - 1
-            var decoded: [UInt8] = []
-            for position in 0..<spans.count / 4 {
-                let start = Int(spans[4 * position])
-                let endEntry = spans[4 * position + 1]
-                let written = UnsafeRawBufferPointer(rebasing: bytes[start..<Int(endEntry & ~DocumentIndex.flag)])
-                var hash: Int
-                if endEntry & DocumentIndex.flag != 0 {
-                    Document.decodeBytes(written, into: &decoded)
-                    hash = decoded.withUnsafeBytes { DocumentIndex.hash($0) }
-                } else {
-                    hash = DocumentIndex.hash(written)
-                }
-                hash &= mask
-                while grown[hash] != 0 { hash = (hash + 1) & mask }
-                grown[hash] = UInt32(position + 1)
+            for entry in slots where entry != 0 {
+                var slot = DocumentIndex.firstSlot(entry, mask: mask)
+                while grown[slot] != 0 { slot = (slot + 1) & mask }
+                grown[slot] = entry
             }
             slots = grown
         }
