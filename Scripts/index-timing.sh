@@ -14,4 +14,4 @@ swiftc -O -wmo -parse-as-library -package-name CodableDefaults \
     "$internal/Document.swift" "$internal/Document+Position.swift" "$internal/DocumentIndex.swift" \
     "$internal/MemberName.swift" "$benchmarks/Fixtures.swift" \
     "$root/Benchmarks/IndexScan/main.swift" -o "$work/index-timing"
-"$work/index-timing"
+"$work/index-timing" "$@"

@@ -1,4 +1,4 @@
-// Times `Document.parse` against the index scan (`DocumentIndex`) on the benchmark program's "10 MB" store file,
+// Times `Document.parse` against the index scan (`DocumentIndex`) and the bare scan (`Document.scan` building nothing) on the benchmark program's "10 MB" store file,
 // and reports the index's memory per member. Built and run by Scripts/index-timing.sh, which compiles this file
 // together with the parser's sources and the benchmark program's fixtures (the scanner is internal to the library,
 // so the benchmark program, which imports it as a client, cannot call it).
@@ -39,6 +39,16 @@ func fastest(_ rounds: Int, _ body: () throws -> Void) rethrows -> Double {
     return Double(best) / 1_000_000
 }
 
+/// A sink that only counts members: the scan with nothing built, the floor for the index.
+struct CountingSink: DocumentMemberSink {
+    /// The members seen.
+    var count = 0
+
+    mutating func insertName(_ key: Range<Int>, hasEscapes: Bool) -> Bool { true }
+
+    mutating func append(value: Range<Int>, hasWhitespace: Bool) { count += 1 }
+}
+
 @main
 enum IndexScanTiming {
     static func main() throws {
@@ -46,19 +56,30 @@ enum IndexScanTiming {
         let file = Fixture.storeFile(keys: keys)
         let rounds = 7
         var members = 0
-        let parse = try fastest(rounds) { members = try Document.parse(file).count }
+        // `index-timing index` times the index scan alone (for a profiler).
+        let indexOnly = CommandLine.arguments.dropFirst().first == "index"
+        let parse = try fastest(indexOnly ? 1 : rounds) { members = try Document.parse(file).count }
         var index: DocumentIndex?
         let scan = try fastest(rounds) { index = try DocumentIndex(bytes: file) }
-        guard let index, index.count == members else { throw BenchmarkError("the index and parse disagree") }
+        var bareMembers = 0
+        let bare = try fastest(rounds) {
+            var sink = CountingSink()
+            try file.withUnsafeBytes { buffer in try Document.scan(buffer, into: &sink) }
+            bareMembers = sink.count
+        }
+        guard let index, index.count == members, bareMembers == members else {
+            throw BenchmarkError("the index and parse disagree")
+        }
         let lookup = fastest(rounds) {
             for number in stride(from: 0, to: keys, by: 97) where index.position(of: SampleValue.key(number)) == nil {
                 fatalError("lost key \(number)")
             }
         }
-        let indexBytes = index.spans.capacity * 4 + index.slots.capacity * 4
+        let indexBytes = index.spans.capacity * 4 + index.slots.capacity * 8
         print("store file: \(file.count) bytes, \(members) members; fastest of \(rounds) runs")
         print("Document.parse:  \(parse) ms")
         print("DocumentIndex:   \(scan) ms (\(parse / scan)x faster)")
+        print("the scan alone (members counted, nothing kept): \(bare) ms")
         print("lookup of \(keys / 97 + 1) keys: \(lookup) ms")
         print(
             "index memory: \(indexBytes) bytes (\(Double(indexBytes) / Double(members)) bytes per member, "
