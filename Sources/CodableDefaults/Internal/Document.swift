@@ -491,7 +491,11 @@ private struct DocumentParser {
     /// `baseDepth` is the number of containers already open around the value. Returns whether any whitespace
     /// appeared inside the value, so the caller knows whether the value bytes need compacting.
     mutating func scanValue(baseDepth: Int) throws(DocumentError) -> Bool {
-        containers.removeAll(keepingCapacity: true)
+        // Every value closes what it opens, so the stack is empty here unless a scan failed; emptying an empty
+        // array still costs a call per member.
+        if !containers.isEmpty {
+            containers.removeAll(keepingCapacity: true)
+        }
         var sawWhitespace = false
         valueLoop: while true {
             guard index < count else {
