@@ -119,4 +119,28 @@ func parseAndIndex(
         #expect(error.key == "z")
         #expect(error.column == 47)
     }
+
+    /// Nested names compare by decoded bytes whether written with escapes or not, in small objects (a list of
+    /// ranges) and past twelve names (a set of decoded names).
+    @Test func nestedNamesCompareDecodedBytes() throws {
+        let many = (0..<20).map { #""k\#($0)": \#($0)"# }.joined(separator: ", ")
+        let refused: [(String, String)] = [
+            (#"{"x": {"a": 1, "\u0061": 2}}"#, "a"), (#"{"x": {"\u0061": 1, "a": 2}}"#, "a"),
+            (#"{"x": {"\u0061": 1, "\u0061": 2}}"#, "a"), (#"{"x": [{"ab": 1, "a\u0062": 2}]}"#, "ab"),
+            ("{\"x\": {\(many), \"k3\": 0}}", "k3"), ("{\"x\": {\(many), \"\\u006B19\": 0}}", "k19"),
+            ("{\"x\": {\"\\u006B0\": 1, \(many)}}", "k0"),
+        ]
+        for (text, key) in refused {
+            let error = try #require(throws: DocumentError.self) { try parseAndIndex(Array(text.utf8)) }
+            #expect(error.kind == .duplicateKey, "\(text)")
+            #expect(error.key == key, "\(text)")
+        }
+        let accepted = [
+            #"{"x": {"\u0061": 1, "b": 2}}"#, "{\"x\": {\"\u{E9}\": 1, \"e\u{301}\": 2}}",
+            #"{"x": {"\u00e9": 1, "e\u0301": 2}}"#, "{\"x\": {\(many), \"k20\": 0, \"\\u006B21\": 0}}",
+        ]
+        for text in accepted {
+            #expect(try parseAndIndex(Array(text.utf8)).count == 1, "\(text)")
+        }
+    }
 }

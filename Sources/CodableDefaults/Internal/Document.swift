@@ -369,6 +369,78 @@ private struct KeyTable {
     }
 }
 
+/// The member names seen so far in one nested object, as ranges of the input, for finding duplicates without
+/// building a `String` per name.
+///
+/// Names compare by their decoded UTF-8 bytes, as `KeyTable` compares them: two names without escapes by their bytes
+/// as written, others after decoding. Past `KeyTable.linearLimit` names the table switches to a hash set of decoded
+/// names, which only large nested objects need.
+private struct NameTable {
+    /// The names (contents between the quotes, and whether they have escapes), while there are few of them.
+    var list: [(start: Int, end: Int, hasEscapes: Bool)] = []
+    /// The names, decoded, once there are more than `KeyTable.linearLimit`.
+    var set = KeyTable()
+    /// Whether `set` is in use.
+    var usesSet = false
+
+    /// Empties the table, keeping small storage for reuse.
+    mutating func reset() {
+        list.removeAll(keepingCapacity: true)
+        if usesSet {
+            set.reset()
+            usesSet = false
+        }
+    }
+
+    /// Adds `name`, a range of `bytes`; returns false if a name with the same decoded bytes was already present.
+    /// `decoded` and `other` are scratch storage.
+    mutating func insert(
+        _ name: (start: Int, end: Int, hasEscapes: Bool), in bytes: UnsafeRawBufferPointer,
+        decoded: inout [UInt8], other: inout [UInt8]
+    ) -> Bool {
+        let written = UnsafeRawBufferPointer(rebasing: bytes[name.start..<name.end])
+        if usesSet {
+            return set.insert(DocumentParser.decodeString(written, hasEscapes: name.hasEscapes, scratch: &decoded))
+        }
+        if name.hasEscapes {
+            DocumentParser.decodeBytes(written, into: &decoded)
+        }
+        for existing in list {
+            let existingBytes = UnsafeRawBufferPointer(rebasing: bytes[existing.start..<existing.end])
+            let same: Bool
+            switch (name.hasEscapes, existing.hasEscapes) {
+            case (false, false):
+                same = Self.equal(written, existingBytes)
+            case (true, false):
+                same = decoded.withUnsafeBytes { Self.equal($0, existingBytes) }
+            case (false, true):
+                DocumentParser.decodeBytes(existingBytes, into: &other)
+                same = other.withUnsafeBytes { Self.equal(written, $0) }
+            case (true, true):
+                DocumentParser.decodeBytes(existingBytes, into: &other)
+                same = decoded == other
+            }
+            if same { return false }
+        }
+        list.append(name)
+        if list.count > KeyTable.linearLimit {
+            for entry in list {
+                let entryBytes = UnsafeRawBufferPointer(rebasing: bytes[entry.start..<entry.end])
+                _ = set.insert(DocumentParser.decodeString(entryBytes, hasEscapes: entry.hasEscapes, scratch: &other))
+            }
+            list.removeAll(keepingCapacity: true)
+            usesSet = true
+        }
+        return true
+    }
+
+    /// Whether two byte buffers hold the same bytes.
+    @inline(__always)
+    static func equal(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+        lhs.count == rhs.count && lhs.elementsEqual(rhs)
+    }
+}
+
 /// The state of one parse: the input, a cursor, and scratch storage reused across values.
 ///
 /// Containers are tracked on an explicit stack, so nesting depth costs heap memory bounded by `maxDepth`, never call
@@ -392,11 +464,13 @@ private struct DocumentParser {
     /// The containers open inside the value being scanned, innermost last; `true` for an object, `false` for an array.
     var containers: [Bool] = []
     /// The keys seen so far in each open object, indexed by object nesting. Kept between objects to reuse storage.
-    var keySets: [KeyTable] = []
+    var keySets: [NameTable] = []
     /// The number of objects open, which is the number of entries of `keySets` in use.
     var openObjects = 0
     /// Scratch storage for decoding keys that contain escapes.
     var scratch: [UInt8] = []
+    /// Scratch storage for decoding the keys a key is compared with.
+    var otherScratch: [UInt8] = []
 
     /// Creates a parser at the start of `bytes`.
     init(bytes: UnsafeRawBufferPointer, maxDepth: Int, inputName: String) {
@@ -513,7 +587,7 @@ private struct DocumentParser {
                     containers.removeLast()
                     openObjects -= 1
                 } else {
-                    _ = try scanMemberName(afterComma: false, sawWhitespace: &sawWhitespace)
+                    try scanMemberName(afterComma: false, sawWhitespace: &sawWhitespace)
                     continue valueLoop
                 }
             case Byte.openBracket:
@@ -552,7 +626,7 @@ private struct DocumentParser {
                     index += 1
                     sawWhitespace = skipWhitespace() || sawWhitespace
                     if isObject {
-                        _ = try scanMemberName(afterComma: true, sawWhitespace: &sawWhitespace)
+                        try scanMemberName(afterComma: true, sawWhitespace: &sawWhitespace)
                     }
                     continue valueLoop
                 }
@@ -571,17 +645,13 @@ private struct DocumentParser {
     }
 
     /// Scans a member name, checks it against the other names of the innermost open object, and consumes the
-    /// following `:` and whitespace. Returns the decoded name.
-    mutating func scanMemberName(afterComma: Bool, sawWhitespace: inout Bool) throws(DocumentError) -> String {
+    /// following `:` and whitespace.
+    mutating func scanMemberName(afterComma: Bool, sawWhitespace: inout Bool) throws(DocumentError) {
         let nameOffset = try scanName(afterComma: afterComma)
-        let key = Self.decodeString(
-            UnsafeRawBufferPointer(rebasing: bytes[lastName.start..<lastName.end]), hasEscapes: lastName.hasEscapes,
-            scratch: &scratch)
-        if !keySets[openObjects - 1].insert(key) {
+        if !keySets[openObjects - 1].insert(lastName, in: bytes, decoded: &scratch, other: &otherScratch) {
             throw duplicateKey(at: nameOffset)
         }
         try scanColon(sawWhitespace: &sawWhitespace)
-        return key
     }
 
     /// Scans a member name at `index` into `lastName` and returns the offset of its opening quote.
@@ -850,7 +920,7 @@ private struct DocumentParser {
     /// Starts duplicate-key tracking for a newly opened object.
     mutating func openObject() {
         if keySets.count == openObjects {
-            keySets.append(KeyTable())
+            keySets.append(NameTable())
         } else {
             keySets[openObjects].reset()
         }
