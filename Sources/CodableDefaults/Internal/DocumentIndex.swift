@@ -103,23 +103,34 @@ struct DocumentIndex: Sendable {
             spans.withUnsafeBufferPointer { spans in
                 slots.withUnsafeBufferPointer { slots in
                     var scratch: [UInt8] = []
-                    let mask = slots.count - 1
-                    let tag = Self.tag(name)
-                    var slot = Self.firstSlot(tag, mask: mask)
-                    while slots[slot] != 0 {
-                        let entry = slots[slot]
-                        let position = Int(truncatingIfNeeded: entry & Self.positionMask) - 1
-                        if entry & ~Self.positionMask == tag
-                            && Self.name(at: position, spans: spans, in: buffer, equals: name, scratch: &scratch)
-                        {
-                            return position
-                        }
-                        slot = (slot + 1) & mask
-                    }
-                    return nil
+                    let (position, _) = Self.probe(
+                        for: name, tag: Self.tag(name), slots: slots, spans: spans, in: buffer, scratch: &scratch)
+                    return position
                 }
             }
         }
+    }
+
+    /// Where `name`, whose hash bits are `tag`, is in the table: the position of the member with that name and its
+    /// slot, or nil and the empty slot where it would go. `slots` must have an empty slot.
+    @inline(__always)
+    static func probe(
+        for name: UnsafeRawBufferPointer, tag: UInt64, slots: UnsafeBufferPointer<UInt64>,
+        spans: UnsafeBufferPointer<UInt32>, in bytes: UnsafeRawBufferPointer, scratch: inout [UInt8]
+    ) -> (position: Int?, slot: Int) {
+        let mask = slots.count - 1
+        var slot = firstSlot(tag, mask: mask)
+        while slots[slot] != 0 {
+            let entry = slots[slot]
+            let position = Int(truncatingIfNeeded: entry & positionMask) - 1
+            if entry & ~positionMask == tag
+                && Self.name(at: position, spans: spans, in: bytes, equals: name, scratch: &scratch)
+            {
+                return (position, slot)
+            }
+            slot = (slot + 1) & mask
+        }
+        return (nil, slot)
     }
 
     /// The position of the member named `name`, compared by UTF-8 bytes (never by canonical equivalence).
@@ -234,18 +245,10 @@ struct DocumentIndex: Sendable {
             defer { self.scratch = scratch }
             return spans.withUnsafeBufferPointer { spans in
                 slots.withUnsafeMutableBufferPointer { slots in
-                    let mask = slots.count - 1
-                    var slot = DocumentIndex.firstSlot(tag, mask: mask)
-                    while slots[slot] != 0 {
-                        let entry = slots[slot]
-                        let other = Int(truncatingIfNeeded: entry & DocumentIndex.positionMask) - 1
-                        if entry & ~DocumentIndex.positionMask == tag
-                            && DocumentIndex.name(at: other, spans: spans, in: bytes, equals: name, scratch: &scratch)
-                        {
-                            return false
-                        }
-                        slot = (slot + 1) & mask
-                    }
+                    let (existing, slot) = DocumentIndex.probe(
+                        for: name, tag: tag, slots: UnsafeBufferPointer(slots), spans: spans, in: bytes,
+                        scratch: &scratch)
+                    guard existing == nil else { return false }
                     slots[slot] = tag | UInt64(position + 1)
                     return true
                 }
