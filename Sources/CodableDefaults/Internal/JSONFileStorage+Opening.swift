@@ -3,8 +3,8 @@ extension JSONFileStorage {
     /// temporary files a crashed writer left beside it. `report` gets the notices, with no lock held.
     ///
     /// - Throws: ``DefaultsError`` when the file exists but cannot be read or parsed, or a migration fails.
-    func open(reporting report: (DefaultsError) -> Void) throws(DefaultsError) -> [DocumentMember]? {
-        var members: [DocumentMember]?
+    func open(reporting report: (DefaultsError) -> Void) throws(DefaultsError) -> StoredMembers? {
+        var members: StoredMembers?
         do throws(DefaultsError) {
             members = try options.migrations.isEmpty ? read() : migrate()
         } catch  where options.unreadableFile == .moveAside && Self.isUnreadableContent(error) {
@@ -73,28 +73,29 @@ extension JSONFileStorage {
 
     /// Reads the file under its lock and runs the migrations it needs, writing a backup and the migrated
     /// file. Returns the (possibly migrated) members, or `nil` when there is no file.
-    private func migrate() throws(DefaultsError) -> [DocumentMember]? {
+    private func migrate() throws(DefaultsError) -> StoredMembers? {
         let steps = try SchemaMigration.steps(options.migrations, path: file.path)
         try file.createDirectory()
         let fd = try lockFile()
         defer { file.unlock(fd) }
-        return try disk.withLock { (state) throws(DefaultsError) -> [DocumentMember]? in
+        return try disk.withLock { (state) throws(DefaultsError) -> StoredMembers? in
             guard let (bytes, identity) = try file.read(maxSize: options.maximumFileSize) else {
                 JSONFileStorage.record(nil, in: &state)
                 return nil
             }
             // A 0-byte file holds nothing to migrate: it is a new file, which every save stamps with the version.
             if bytes.isEmpty {
-                JSONFileStorage.record(([], identity), in: &state)
-                return []
+                JSONFileStorage.record((.empty, identity), in: &state)
+                return .empty
             }
-            let members = try parse(bytes)
+            let indexed = try index(bytes)
+            let members = StoredMembers(indexed).members
             guard
                 let (version, migrated) = try SchemaMigration.run(
                     steps, on: members, maxDepth: options.maximumDepth, path: file.path)
             else {
-                JSONFileStorage.record((members, identity), in: &state)
-                return members
+                JSONFileStorage.record((StoredMembers(indexed), identity), in: &state)
+                return StoredMembers(indexed)
             }
             let image = FileImage(members: migrated)
             // Never write a file that this store (with these limits) could not open again.
@@ -104,7 +105,7 @@ extension JSONFileStorage {
                         .fileTooLarge,
                         "\(image.bytes.count) bytes is over the limit of \(options.maximumFileSize) bytes")
                 }
-                _ = try parse(image.bytes)
+                _ = try index(image.bytes)
             } catch {
                 throw DefaultsError(
                     .migrationFailed,
@@ -124,7 +125,7 @@ extension JSONFileStorage {
             state.identity = written.identity
             state.loaded = nil
             state.image = image
-            return migrated
+            return StoredMembers(migrated)
         }
     }
 }

@@ -9,7 +9,7 @@ extension JSONFileStorage {
                 guard try file.currentIdentity() != state.identity else { return nil }
                 let read = try readMembers(&state)
                 Self.record(read, in: &state)
-                return .snapshot(read?.members ?? [])
+                return .snapshot(read?.members ?? .empty)
             }
             // User code runs here: with the lock file held (other writers wait), the disk state's lock released.
             guard let changes = transform(found) else {

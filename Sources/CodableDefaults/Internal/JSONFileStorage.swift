@@ -12,8 +12,8 @@ final class JSONFileStorage: Storage {
     struct DiskState {
         /// The file's identity as last read or written; `nil` when there was no file.
         var identity: FileIdentity?
-        /// The members last read, until a write builds them into ``image`` (which puts them in file order).
-        var loaded: [DocumentMember]?
+        /// The members last read, until a write builds them into ``image`` (adopting a canonical file's buffer).
+        var loaded: StoredMembers?
         /// The bytes last written (or built from ``loaded``); `nil` when they must be built again.
         var image: FileImage?
         /// Why the directory could not be flushed after the last rename of the file, while it still needs a
@@ -70,10 +70,10 @@ final class JSONFileStorage: Storage {
     /// held (its state says whether the store knew data, which makes an empty file an error).
     func readMembers(
         _ state: inout DiskState
-    ) throws(DefaultsError) -> (members: [DocumentMember], identity: FileIdentity)? {
+    ) throws(DefaultsError) -> (members: StoredMembers, identity: FileIdentity)? {
         guard let (bytes, identity) = try file.read(maxSize: options.maximumFileSize) else { return nil }
         counters.withLock { $0.reads += 1 }
-        guard bytes.isEmpty else { return (try parse(bytes), identity) }
+        guard bytes.isEmpty else { return (StoredMembers(try index(bytes)), identity) }
         // A 0-byte file (`touch settings.json`) holds no data to lose: an empty store. But a file that held data
         // when this store last read or wrote it and is empty now is most likely being rewritten in place by
         // another program (truncated, not yet written): taking it as "every key removed" would let a save
@@ -85,34 +85,49 @@ final class JSONFileStorage: Storage {
                     + "rewriting it in place); it is not written over until it holds a JSON object again",
                 path: file.path, line: 1, column: 1)
         }
-        return ([], identity)
+        return (.empty, identity)
     }
 
-    /// Parses the file's bytes, turning a scanner error into a ``DefaultsError`` with path, line and column.
-    func parse(_ bytes: [UInt8]) throws(DefaultsError) -> [DocumentMember] {
-        let members: [DocumentMember]
+    /// Validates the file's bytes and indexes its members (``DocumentIndex``), turning a scanner error into a
+    /// ``DefaultsError`` with path, line and column. The index holds `bytes` itself, not a copy.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/invalidJSON`` for bytes that are not a valid store file,
+    ///   ``DefaultsError/Code-swift.struct/keyTooLong`` for a name over the key length limit,
+    ///   ``DefaultsError/Code-swift.struct/fileTooLarge`` for a file over 2 GiB (whatever the size limit: the
+    ///   index's offsets are 31 bits).
+    func index(_ bytes: [UInt8]) throws(DefaultsError) -> DocumentIndex {
+        guard bytes.count <= DocumentIndex.maximumCount else {
+            throw DefaultsError(
+                .fileTooLarge,
+                "the file is \(bytes.count) bytes; a store file can hold at most \(DocumentIndex.maximumCount) bytes",
+                path: file.path)
+        }
+        let index: DocumentIndex
         do {
-            members = try Document.parse(bytes, maxDepth: options.maximumDepth)
+            index = try DocumentIndex(bytes: bytes, maxDepth: options.maximumDepth)
         } catch {
             throw DefaultsError(
                 .invalidJSON, error.message, path: file.path, key: error.key, line: error.line, column: error.column)
         }
+        // A name's length as written bounds its decoded length (an escape is longer than what it stands for): only
+        // a name that is long as written is decoded to be measured.
         let limit = options.maximumKeyLength
-        for member in members where member.key.utf8.count > limit {
-            throw Store.keyTooLong(member.key, limit: limit, path: file.path)
+        for position in 0..<index.count where index.keyRange(at: position).count > limit {
+            let name = index.key(at: position)
+            if name.utf8.count > limit { throw Store.keyTooLong(name, limit: limit, path: file.path) }
         }
-        return members
+        return index
     }
 
     /// Takes in a fresh read: the file's members become what the next write builds on.
-    static func record(_ read: (members: [DocumentMember], identity: FileIdentity)?, in state: inout DiskState) {
+    static func record(_ read: (members: StoredMembers, identity: FileIdentity)?, in state: inout DiskState) {
         state.identity = read?.identity
-        state.loaded = read?.members ?? []
+        state.loaded = read?.members ?? .empty
         state.image = nil
     }
 
-    func read() throws(DefaultsError) -> [DocumentMember]? {
-        try disk.withLock { (state) throws(DefaultsError) -> [DocumentMember]? in
+    func read() throws(DefaultsError) -> StoredMembers? {
+        try disk.withLock { (state) throws(DefaultsError) -> StoredMembers? in
             let read = try readMembers(&state)
             Self.record(read, in: &state)
             return read?.members
@@ -123,7 +138,7 @@ final class JSONFileStorage: Storage {
         try disk.withLock { (state) throws(DefaultsError) -> StorageContent? in
             let identity = try file.currentIdentity()
             if identity == state.identity || (identity != nil && identity == state.reportedBadIdentity) { return nil }
-            let read: (members: [DocumentMember], identity: FileIdentity)?
+            let read: (members: StoredMembers, identity: FileIdentity)?
             do throws(DefaultsError) {
                 read = try readMembers(&state)
             } catch {
@@ -132,7 +147,7 @@ final class JSONFileStorage: Storage {
             }
             Self.record(read, in: &state)
             state.reportedBadIdentity = nil
-            return .snapshot(read?.members ?? [])
+            return .snapshot(read?.members ?? .empty)
         }
     }
 
@@ -162,7 +177,7 @@ final class JSONFileStorage: Storage {
         if identity != state.identity {
             let read = try readMembers(&state)
             Self.record(read, in: &state)
-            outside = .snapshot(read?.members ?? [])
+            outside = .snapshot(read?.members ?? .empty)
         }
         if state.image == nil {
             if state.loaded == nil && state.identity != nil {
@@ -170,7 +185,7 @@ final class JSONFileStorage: Storage {
                 // what this storage knew (its identity is unchanged), so nothing is reported as outside.
                 Self.record(try readMembers(&state), in: &state)
             }
-            state.image = FileImage(members: state.loaded ?? [])
+            state.image = (state.loaded ?? .empty).image
             state.loaded = nil
         }
         var stamped: [MemberChange] = []

@@ -17,12 +17,12 @@ final class MemoryStorage: Storage {
     var location: String? { nil }
     var isPersistent: Bool { false }
 
-    func open(reporting report: (DefaultsError) -> Void) throws(DefaultsError) -> [DocumentMember]? { nil }
+    func open(reporting report: (DefaultsError) -> Void) throws(DefaultsError) -> StoredMembers? { nil }
 
-    func read() throws(DefaultsError) -> [DocumentMember]? {
+    func read() throws(DefaultsError) -> StoredMembers? {
         state.withLock { state in
             state.injected = []
-            return state.members.values.sorted { precedesInFile($0.key, $1.key) }
+            return StoredMembers(Array(state.members.values))
         }
     }
 

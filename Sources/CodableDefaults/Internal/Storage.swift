@@ -10,8 +10,8 @@ struct MemberChange {
 
 /// What a storage engine says its members are now.
 enum StorageContent {
-    /// Every member (in no particular order): a fresh read of a file.
-    case snapshot([DocumentMember])
+    /// Every member: a fresh read of a file.
+    case snapshot(StoredMembers)
     /// Only these members changed (an engine that reports key by key, as a watch does).
     case changes([MemberChange])
 }
@@ -51,12 +51,12 @@ protocol Storage: AnyObject, Sendable {
     /// be removed), with no lock held.
     ///
     /// - Throws: ``DefaultsError`` when the data exists but cannot be read; nothing is written then.
-    func open(reporting report: (DefaultsError) -> Void) throws(DefaultsError) -> [DocumentMember]?
+    func open(reporting report: (DefaultsError) -> Void) throws(DefaultsError) -> StoredMembers?
 
     /// Reads every member again (the store's ``Store/reload()``); `nil` when nothing is stored.
     ///
     /// - Throws: ``DefaultsError`` when the data cannot be read or parsed.
-    func read() throws(DefaultsError) -> [DocumentMember]?
+    func read() throws(DefaultsError) -> StoredMembers?
 
     /// Writes `changes` on top of what the engine holds now (see the type's merging rule).
     func write(_ changes: [MemberChange]) -> StorageWrite

@@ -99,6 +99,11 @@ extension Store: Observable {
                 if cell.stored.isPresent { membership.stored.insert(name) }
                 if cell.effective.isPresent { membership.effective.insert(name) }
             }
+            state.forEachStoredName { name, cell in
+                guard cell == nil && name != Defaults.schemaVersionKey else { return }
+                membership.stored.insert(MemberName(name))
+                membership.effective.insert(MemberName(name))
+            }
             state.membership = membership
         }
         startWatching()

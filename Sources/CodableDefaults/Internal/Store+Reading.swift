@@ -102,7 +102,7 @@ extension Store {
     /// it does not decode (the error is reported).
     func effectiveValue<Value: Decodable>(_ type: Value.Type, name: String) -> Value? {
         trackRead(of: name)
-        let source = state.withLock { $0.cells[MemberName(name)]?.effective ?? .absent }
+        let source = state.withLock { $0.existingCell(named: name)?.effective ?? .absent }
         do {
             return try decode(source, as: type, name: name)
         } catch {
@@ -113,27 +113,39 @@ extension Store {
 
     /// Whether any domain (argument, stored, registered) has a value for `name`.
     func hasEffectiveValue(_ name: String) -> Bool {
-        state.withLock { $0.cells[MemberName(name)]?.effective.isPresent ?? false }
+        state.withLock { $0.existingCell(named: name)?.effective.isPresent ?? false }
     }
 
     /// Whether a value is stored under `name` (set and not yet saved counts).
     func hasStoredValue(_ name: String) -> Bool {
         trackRead(of: name)
-        return state.withLock { $0.cells[MemberName(name)].map { $0.stored.isPresent && !$0.isReserved } ?? false }
+        return state.withLock { $0.existingCell(named: name).map { $0.stored.isPresent && !$0.isReserved } ?? false }
     }
 
-    /// The names with a stored value, sorted as in the file.
+    /// The names with a stored value, sorted as in the file. Makes no cell.
     var keys: [String] {
         trackMembershipRead()
-        return state.withLock { $0.cells.values.filter { $0.stored.isPresent && !$0.isReserved }.map(\.name) }
-            .sorted(by: precedesInFile)
+        let names: [String] = state.withLock { state in
+            var names: [String] = []
+            state.forEachStoredName { name, cell in
+                if !(cell?.isReserved ?? (name == Defaults.schemaVersionKey)) { names.append(name) }
+            }
+            return names
+        }
+        return names.sorted(by: precedesInFile)
     }
 
-    /// The names that have a value in any domain (argument, stored, registered).
+    /// The names that have a value in any domain (argument, stored, registered). Makes no cell.
     var effectiveNames: [String] {
         trackMembershipRead()
-        return state.withLock { $0.cells.values.filter { $0.effective.isPresent && !$0.isReserved }.map(\.name) }
-            .sorted(by: precedesInFile)
+        let names: [String] = state.withLock { state in
+            var names = state.cells.values.filter { $0.effective.isPresent && !$0.isReserved }.map(\.name)
+            state.forEachStoredName { name, cell in
+                if cell == nil && name != Defaults.schemaVersionKey { names.append(name) }
+            }
+            return names
+        }
+        return names.sorted(by: precedesInFile)
     }
 
     /// The key through which the untyped API reads `name`, one per name so its cache is reused.

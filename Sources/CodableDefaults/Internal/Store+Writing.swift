@@ -134,7 +134,7 @@ extension Store {
     /// - Throws: The error of an `.immediate` save.
     func remove(_ name: String, mode: Defaults.SaveMode) throws(DefaultsError) {
         let outcome: Outcome = state.withLock { state in
-            guard let cell = state.cells[MemberName(name)], cell.stored.isPresent else { return .unchanged }
+            guard let cell = state.existingCell(named: name), cell.stored.isPresent else { return .unchanged }
             state.store(.absent, in: cell)
             return state.isObserved(cell) ? .changedObserved : .changed
         }
@@ -148,7 +148,7 @@ extension Store {
         let removed: Set<MemberName> = state.withLock { state in
             var removed = Set<MemberName>()
             for name in names {
-                guard let cell = state.cells[MemberName(name)], cell.stored.isPresent else { continue }
+                guard let cell = state.existingCell(named: name), cell.stored.isPresent else { continue }
                 state.store(.absent, in: cell)
                 removed.insert(MemberName(name))
             }
@@ -163,6 +163,7 @@ extension Store {
     func removeAll(mode: Defaults.SaveMode) throws(DefaultsError) {
         let removed: Set<MemberName> = state.withLock { state in
             var removed = Set<MemberName>()
+            state.makeAllCells()
             for cell in state.cells.values where cell.stored.isPresent && !cell.isReserved {
                 state.store(.absent, in: cell)
                 removed.insert(MemberName(cell.name))

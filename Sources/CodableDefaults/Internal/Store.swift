@@ -77,7 +77,7 @@ final class Store: Sendable {
             let members = try storage.read()
             return state.withLock { state in
                 state.loadFailure = nil
-                return state.takeIn(snapshot: members ?? [])
+                return state.takeIn(snapshot: members ?? .empty)
             }
         }
         publish(changed)
@@ -94,6 +94,7 @@ final class Store: Sendable {
             guard let moved = try storage.moveAsideUnreadable() else { return nil }
             state.withLock { state in
                 state.loadFailure = nil
+                state.makeAllCells()
                 for cell in state.cells.values where cell.stored.isPresent && !cell.isDirty {
                     cell.isDirty = true
                     state.dirty.append(cell)
@@ -149,6 +150,8 @@ final class Store: Sendable {
     var lockWaitCount: Int { fileStorage?.lockWaitCount ?? 0 }
     /// How many observers are registered.
     var observerCount: Int { state.withLock { $0.observerCount } }
+    /// How many names have a cell (a name of the file gets one when first used).
+    var cellCount: Int { state.withLock { $0.cells.count } }
     /// How many typed cache slots the store holds.
     var slotCount: Int { state.withLock { $0.slots.count } }
     /// Whether the store notices outside changes.

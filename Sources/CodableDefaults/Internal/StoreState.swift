@@ -1,8 +1,16 @@
-/// Everything a ``Store`` keeps in memory, reachable only through its ``Locked`` box: the cells by name,
-/// the typed caches, the list of unsaved changes, the observers of every change, the error handler, the
-/// save timer and the load error. The mutating helpers here are the only code that changes cells.
+/// Everything a ``Store`` keeps in memory, reachable only through its ``Locked`` box: the members the storage
+/// last reported whole, the cells by name, the typed caches, the list of unsaved changes, the observers of every
+/// change, the error handler, the save timer and the load error. The mutating helpers here are the only code that
+/// changes cells.
+///
+/// A name's state is its cell when it has one, else its member in ``base``: a name of the file that no one has
+/// used has no cell (no object, no `String`, no copy of its value), and gets one, made from ``base``, when it is
+/// first read, set, removed or observed. So a cell may differ from ``base`` (a change not yet saved, or saved
+/// since), but a name without a cell never does.
 struct StoreState {
-    /// By name, byte-exact (see ``MemberName``).
+    /// The members of the storage's last whole read (the file's bytes and index), for names without a cell.
+    var base = StoredMembers.empty
+    /// The names in use, by name, byte-exact (see ``MemberName``).
     var cells: [MemberName: Cell] = [:]
     /// The typed caches, by key identity.
     var slots: [Int: AnySlot] = [:]
@@ -23,14 +31,48 @@ struct StoreState {
     /// The thread running a ``Store/modify(_:_:)`` closure, which holds the save lock (see `Store+Modify.swift`).
     var modifyingThread: ModifyingThread?
 
-    /// The cell for `name`, created on first use.
+    /// The cell for `name`, made on first use (from its member in ``base`` when it has one).
     @inline(__always)
     mutating func cell(named name: String) -> Cell {
         let key = MemberName(name)
         if let cell = cells[key] { return cell }
+        return makeCell(name, key: key)
+    }
+
+    /// The cell for `name` when the name has a cell or a member in ``base``; `nil` for a name never used and not
+    /// stored, which then gets no cell.
+    mutating func existingCell(named name: String) -> Cell? {
+        let key = MemberName(name)
+        if let cell = cells[key] { return cell }
+        return base.contains(name) ? makeCell(name, key: key) : nil
+    }
+
+    /// Makes the cell of a name that has none: its stored and saved value are its member in ``base``.
+    private mutating func makeCell(_ name: String, key: MemberName) -> Cell {
         let cell = Cell(name: name)
+        if let value = base.value(named: name) {
+            cell.stored = .raw(value)
+            cell.saved = value
+        }
         cells[key] = cell
         return cell
+    }
+
+    /// Gives every member of ``base`` a cell (before a change of every stored name).
+    mutating func makeAllCells() {
+        var names: [String] = []
+        names.reserveCapacity(base.count)
+        base.forEachName { names.append($0) }
+        for name in names { _ = cell(named: name) }
+    }
+
+    /// Calls `body` with each name that has a stored value, with its cell when it has one (`nil`: its value is
+    /// its member in ``base``).
+    func forEachStoredName(_ body: (String, Cell?) -> Void) {
+        for cell in cells.values where cell.stored.isPresent { body(cell.name, cell) }
+        base.forEachName { name in
+            if cells[MemberName(name)] == nil { body(name, nil) }
+        }
     }
 
     /// Replaces a cell's value and marks it for the next save.
@@ -71,29 +113,32 @@ struct StoreState {
         }
     }
 
-    /// Takes in every member; names without one lose their saved (and, unless changed, stored) value.
-    mutating func takeIn(snapshot members: [DocumentMember]) -> Set<MemberName> {
-        if cells.isEmpty {
-            // The first load: no merging, and no change set (nobody observes a name without a cell), except
-            // for an observeAll observer, which hears of every name.
-            cells.reserveCapacity(members.count)
-            for member in members {
-                let cell = Cell(name: member.key)
-                cell.stored = .raw(member.value)
-                cell.saved = member.value
-                cells[MemberName(member.key)] = cell
-            }
-            return allObservers.isEmpty ? [] : Set(members.map { MemberName($0.key) })
-        }
-        var incoming: [MemberName: [UInt8]] = [:]
-        incoming.reserveCapacity(members.count)
-        for member in members { incoming[MemberName(member.key)] = member.value }
+    /// Takes in every member: they become ``base``, and each cell takes in its member's value (names without one
+    /// lose their saved and, unless changed, stored value).
+    ///
+    /// Names without a cell change silently: nobody observes them, except an `observeAll` observer and a tracked
+    /// read of the set of names, which hear of each name whose member differs (and which gets a cell, so that
+    /// ``Store/publish(_:)`` finds its state).
+    mutating func takeIn(snapshot members: StoredMembers) -> Set<MemberName> {
+        let old = base
+        base = members
         var changed = Set<MemberName>()
-        for (name, cell) in cells where incoming[name] == nil && takeIn(nil, for: cell) {
+        for (name, cell) in cells where takeIn(members.value(named: cell.name), for: cell) {
             changed.insert(name)
         }
-        for (name, fragment) in incoming where takeIn(fragment, for: cell(named: name.string)) {
-            changed.insert(name)
+        guard !allObservers.isEmpty || membership != nil else { return changed }
+        var changedWithoutCell: [String] = []
+        members.forEachName { name in
+            if cells[MemberName(name)] == nil && old.value(named: name) != members.value(named: name) {
+                changedWithoutCell.append(name)
+            }
+        }
+        old.forEachName { name in
+            if cells[MemberName(name)] == nil && !members.contains(name) { changedWithoutCell.append(name) }
+        }
+        for name in changedWithoutCell {
+            _ = cell(named: name)
+            changed.insert(MemberName(name))
         }
         return changed
     }
