@@ -15,10 +15,10 @@ extension JSONFileStorage {
             guard let changes = transform(found) else {
                 return StorageWrite(outside: nil, outcome: .success(([], nil)))
             }
-            let written = try disk.withLock { (state) throws(DefaultsError) in
-                try write(changes, state: &state, outside: &outside)
+            let (written, holds) = try disk.withLock { (state) throws(DefaultsError) in
+                (try write(changes, state: &state, outside: &outside), state.image.map(StoredMembers.init))
             }
-            return StorageWrite(outside: outside, outcome: .success(written))
+            return StorageWrite(outside: outside, outcome: .success(written), holds: holds)
         } catch {
             return StorageWrite(outside: outside, outcome: .failure(error))
         }

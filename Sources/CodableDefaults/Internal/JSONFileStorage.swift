@@ -159,10 +159,10 @@ final class JSONFileStorage: Storage {
             try file.createDirectory()
             let fd = try lockFile()
             defer { file.unlock(fd) }
-            let written = try disk.withLock { (state) throws(DefaultsError) in
-                try write(changes, state: &state, outside: &outside)
+            let (written, holds) = try disk.withLock { (state) throws(DefaultsError) in
+                (try write(changes, state: &state, outside: &outside), state.image.map(StoredMembers.init))
             }
-            return StorageWrite(outside: outside, outcome: .success(written))
+            return StorageWrite(outside: outside, outcome: .success(written), holds: holds)
         } catch {
             return StorageWrite(outside: outside, outcome: .failure(error))
         }

@@ -25,6 +25,10 @@ struct StorageWrite {
     /// data is written but its durability could not be confirmed, the ``DefaultsError/Code-swift.struct/notDurable``
     /// error; or why nothing was written.
     var outcome: Result<(stamped: [MemberChange], notDurable: DefaultsError?), DefaultsError>
+    /// Everything the storage holds after a successful write, when it has it in memory at no cost (a file's new
+    /// image, sharing its buffer); `nil` otherwise. The store makes it the members it reads unused names from,
+    /// so that it holds one copy of the file (not the one it read and the one written).
+    var holds: StoredMembers?
 }
 
 /// Where a store's members live: the seam between the store's in-memory side (cells, typed caches,

@@ -137,6 +137,7 @@ extension Store {
         }
         guard let result, case .success = result, !seen.isEmpty else { return result ?? .failure(noResult()) }
         state.withLock { state in
+            if let holds = write.holds { state.base = holds }
             for (index, (cell, version, old)) in seen.enumerated() where new[index] != old {
                 cell.saved = new[index]
                 // A set made meanwhile (plain sets do not wait for the save lock) comes after this update.

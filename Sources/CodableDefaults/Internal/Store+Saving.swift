@@ -54,6 +54,7 @@ extension Store {
                 merged = state.takeIn(outside)
             }
             guard case .success(let written) = write.outcome else { return write.outcome }
+            if let holds = write.holds { state.base = holds }
             for (cell, version, value) in changes {
                 cell.saved = value
                 if cell.version == version { cell.isDirty = false }

@@ -8,7 +8,7 @@
 /// first read, set, removed or observed. So a cell may differ from ``base`` (a change not yet saved, or saved
 /// since), but a name without a cell never does.
 struct StoreState {
-    /// The members of the storage's last whole read (the file's bytes and index), for names without a cell.
+    /// What the storage holds for names without a cell: its last whole read, or the image its last write made.
     var base = StoredMembers.empty
     /// The names in use, by name, byte-exact (see ``MemberName``).
     var cells: [MemberName: Cell] = [:]

@@ -1,11 +1,13 @@
-/// Every member a storage holds, as one whole read found them: a store file's index (its bytes and where each
-/// member lies in them, see ``DocumentIndex``), or a list (memory, a migration's result). Nothing per member is
-/// built until it is asked for: a value is copied out, or a name decoded, by the call that wants it.
+/// Every member a storage holds, as one whole read or write left them: a store file's index (its bytes and where
+/// each member lies in them, see ``DocumentIndex``), the image a write made (``FileImage``), or a list (memory, a
+/// migration's result). Nothing per member is built until it is asked for: a value is copied out, or a name
+/// decoded, by the call that wants it.
 ///
 /// A value type, shared read-only between the store and its storage (the file's bytes are one buffer, not copied).
 struct StoredMembers: Sendable {
     private enum Representation {
         case index(DocumentIndex)
+        case image(FileImage)
         case list([MemberName: [UInt8]])
     }
 
@@ -14,6 +16,11 @@ struct StoredMembers: Sendable {
     /// The members of an indexed file.
     init(_ index: DocumentIndex) {
         representation = .index(index)
+    }
+
+    /// The members of a file image (sharing its buffer).
+    init(_ image: FileImage) {
+        representation = .image(image)
     }
 
     /// The members of a list; when a name occurs more than once, its last member wins.
@@ -31,6 +38,7 @@ struct StoredMembers: Sendable {
     var count: Int {
         switch representation {
         case .index(let index): index.count
+        case .image(let image): image.count
         case .list(let list): list.count
         }
     }
@@ -40,6 +48,7 @@ struct StoredMembers: Sendable {
     func value(named name: String) -> [UInt8]? {
         switch representation {
         case .index(let index): index.position(of: name).map { index.value(at: $0) }
+        case .image(let image): image.index(of: name).map { Array(image.value(at: $0)) }
         case .list(let list): list[MemberName(name)]
         }
     }
@@ -48,6 +57,7 @@ struct StoredMembers: Sendable {
     func contains(_ name: String) -> Bool {
         switch representation {
         case .index(let index): index.position(of: name) != nil
+        case .image(let image): image.index(of: name) != nil
         case .list(let list): list[MemberName(name)] != nil
         }
     }
@@ -56,6 +66,7 @@ struct StoredMembers: Sendable {
     func forEachName(_ body: (String) -> Void) {
         switch representation {
         case .index(let index): for position in 0..<index.count { body(index.key(at: position)) }
+        case .image(let image): for position in 0..<image.count { body(image.name(at: position)) }
         case .list(let list): for name in list.keys { body(name.string) }
         }
     }
@@ -66,8 +77,19 @@ struct StoredMembers: Sendable {
         switch representation {
         case .index(let index):
             (0..<index.count).map { DocumentMember(key: index.key(at: $0), value: index.value(at: $0)) }
+        case .image(let image):
+            image.members
         case .list(let list):
             list.map { DocumentMember(key: $0.key.string, value: $0.value) }.sorted { precedesInFile($0.key, $1.key) }
+        }
+    }
+
+    /// The file's bytes these members are offsets into (`nil` for a list), for tests of who shares them.
+    var fileBytes: [UInt8]? {
+        switch representation {
+        case .index(let index): index.bytes
+        case .image(let image): image.bytes
+        case .list: nil
         }
     }
 
@@ -76,6 +98,7 @@ struct StoredMembers: Sendable {
     var image: FileImage {
         switch representation {
         case .index(let index): FileImage(index: index)
+        case .image(let image): image
         case .list(let list): FileImage(members: list.lazy.map { (name: $0.key.string, value: $0.value) })
         }
     }
