@@ -35,11 +35,16 @@ extension Defaults {
         /// The name's length in bytes of UTF-8, checked against a store's key length limit at every set.
         let nameLength: Int
 
+        /// Whether the key's value is secret: an error about its value never shows what the value is (see
+        /// ``Defaults/Layer`` for secret layers).
+        public let isSecret: Bool
+
         /// The stores holding a cache slot for this key, so the slots can go when the key does.
         private let stores = Locked<[ObjectIdentifier: WeakStore]>([:])
 
-        init(name: String) {
+        init(name: String, isSecret: Bool = false) {
             self.name = name
+            self.isSecret = isSecret
             self.id = KeyIdentity.next()
             self.isReserved = name == Defaults.schemaVersionKey
             self.nameLength = name.utf8.count
@@ -86,12 +91,14 @@ extension Defaults {
         /// may compare under its lock.
         let hasLibraryEquality: Bool
 
-        init(name: String, defaultValue: Value, isEqual: (@Sendable (Value, Value) -> Bool)?) {
+        init(
+            name: String, defaultValue: Value, isEqual: (@Sendable (Value, Value) -> Bool)?, isSecret: Bool = false
+        ) {
             self.defaultValue = defaultValue
             self.isEqual = isEqual
             self.isOptional = Value.self is any OptionalValue.Type
             self.hasLibraryEquality = isEqual != nil && LibraryEquality.covers(Value.self)
-            super.init(name: name)
+            super.init(name: name, isSecret: isSecret)
         }
 
         /// Creates a key.
@@ -99,8 +106,9 @@ extension Defaults {
         /// - Parameters:
         ///   - name: The name the value is stored under.
         ///   - defaultValue: The value read when nothing is stored.
-        public convenience init(_ name: String, default defaultValue: Value) {
-            self.init(name: name, defaultValue: defaultValue, isEqual: nil)
+        ///   - secret: Whether the value is secret (see ``Defaults/Keys/isSecret``).
+        public convenience init(_ name: String, default defaultValue: Value, secret: Bool = false) {
+            self.init(name: name, defaultValue: defaultValue, isEqual: nil, isSecret: secret)
         }
 
         /// Whether `value` is `nil` (only ever true for an optional `Value`).
@@ -119,25 +127,30 @@ extension Defaults.Key where Value: Equatable {
     /// - Parameters:
     ///   - name: The name the value is stored under.
     ///   - defaultValue: The value read when nothing is stored.
-    public convenience init(_ name: String, default defaultValue: Value) {
-        self.init(name: name, defaultValue: defaultValue, isEqual: { $0 == $1 })
+    ///   - secret: Whether the value is secret (see ``Defaults/Keys/isSecret``).
+    public convenience init(_ name: String, default defaultValue: Value, secret: Bool = false) {
+        self.init(name: name, defaultValue: defaultValue, isEqual: { $0 == $1 }, isSecret: secret)
     }
 }
 
 extension Defaults.Key {
     /// Creates a key for an optional value whose default is `nil`. Setting `nil` removes the stored value.
     ///
-    /// - Parameter name: The name the value is stored under.
-    public convenience init<Wrapped>(_ name: String) where Value == Wrapped? {
-        self.init(name: name, defaultValue: nil, isEqual: nil)
+    /// - Parameters:
+    ///   - name: The name the value is stored under.
+    ///   - secret: Whether the value is secret (see ``Defaults/Keys/isSecret``).
+    public convenience init<Wrapped>(_ name: String, secret: Bool = false) where Value == Wrapped? {
+        self.init(name: name, defaultValue: nil, isEqual: nil, isSecret: secret)
     }
 
     /// Creates a key for an optional `Equatable` value whose default is `nil`. Setting `nil` removes the
     /// stored value.
     ///
-    /// - Parameter name: The name the value is stored under.
-    public convenience init<Wrapped: Equatable>(_ name: String) where Value == Wrapped? {
-        self.init(name: name, defaultValue: nil, isEqual: { $0 == $1 })
+    /// - Parameters:
+    ///   - name: The name the value is stored under.
+    ///   - secret: Whether the value is secret (see ``Defaults/Keys/isSecret``).
+    public convenience init<Wrapped: Equatable>(_ name: String, secret: Bool = false) where Value == Wrapped? {
+        self.init(name: name, defaultValue: nil, isEqual: { $0 == $1 }, isSecret: secret)
     }
 }
 

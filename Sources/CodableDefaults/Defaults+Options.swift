@@ -87,7 +87,7 @@ extension Defaults {
         case `throw`
         /// The file is renamed to `<name>.corrupt-<timestamp>` beside it (never deleted), the store starts
         /// empty, and a ``DefaultsError/Code-swift.struct/fileMovedAside`` error naming both files goes to the
-        /// error handler (pass `onError:` to ``Defaults/init(url:saveMode:arguments:options:onError:)`` to
+        /// error handler (pass `onError:` to ``Defaults/init(url:saveMode:arguments:options:overrides:fallbacks:onError:)`` to
         /// receive it: opening reports it before the initializer returns).
         case moveAside
     }

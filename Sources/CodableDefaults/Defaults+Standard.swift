@@ -86,7 +86,7 @@ extension Defaults {
     ///   - saveMode: When changes made through this `Defaults` are written.
     ///   - arguments: Command-line arguments to read an argument domain from (`-key value` pairs), or `nil`.
     /// - Throws: ``DefaultsError/Code-swift.struct/invalidArgument`` for a bad name, or what
-    ///   ``init(url:saveMode:arguments:options:onError:)`` throws.
+    ///   ``init(url:saveMode:arguments:options:overrides:fallbacks:onError:)`` throws.
     public convenience init(
         suiteName: String, saveMode: SaveMode = .default, arguments: [String]? = nil
     ) throws(DefaultsError) {

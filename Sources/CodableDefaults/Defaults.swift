@@ -88,6 +88,11 @@ public final class Defaults: Sendable {
     ///     <doc:ComingFromUserDefaults>), usually `CommandLine.arguments`; `nil` for none. The argument domain
     ///     belongs to the file's store, shared by every `Defaults` on the file.
     ///   - options: Limits, the policy for an unreadable file, and migrations; see ``Options``.
+    ///   - overrides: Read-only layers whose values win over the stored ones (such as
+    ///     `.environment(prefix: "MYSERVICE_")`), in order; `nil` keeps the store's (none for a new store). See
+    ///     ``Layer`` and ``setLayers(overrides:fallbacks:)``.
+    ///   - fallbacks: Read-only layers read when nothing is stored (such as `/etc` files and secret
+    ///     directories), in order; `nil` keeps the store's.
     ///   - onError: If not `nil`, becomes the store's ``onError`` handler before the file is read, so it also
     ///     receives what opening reports without throwing (the `fileMovedAside` notice of
     ///     ``UnreadableFilePolicy/moveAside``, a failure to remove a crashed writer's temporary files). Like
@@ -98,14 +103,18 @@ public final class Defaults: Sendable {
     ///   `fileTooLarge`) or parsed (`invalidJSON`, with line and column), or a migration fails
     ///   (`migrationFailed`, `unsupportedSchemaVersion`; `invalidArgument` when a migration step opens the
     ///   store it is migrating, or a store whose opening on another thread waits for this one; see
-    ///   <doc:Migrations>). Nothing is ever written to a file that failed to load.
+    ///   <doc:Migrations>). Nothing is ever written to a file that failed to load. What
+    ///   ``setLayers(overrides:fallbacks:)`` throws for a layer that cannot be read.
     public convenience init(
         url: URL, saveMode: SaveMode = .default, arguments: [String]? = nil, options: Options = .default,
-        onError: (@Sendable (DefaultsError) -> Void)? = nil
+        overrides: [Layer]? = nil, fallbacks: [Layer]? = nil, onError: (@Sendable (DefaultsError) -> Void)? = nil
     ) throws(DefaultsError) {
         try self.init(
             url: url, saveMode: saveMode, arguments: arguments, options: options, onError: onError,
             toleratingLoadFailure: false)
+        if overrides != nil || fallbacks != nil {
+            try store.setLayers(overrides: overrides, fallbacks: fallbacks)
+        }
     }
 
     /// Opens a store; with `toleratingLoadFailure`, a file that fails to load gives an empty store that

@@ -6,6 +6,7 @@
 // USAGE
 //   codable-defaults-fixture writer PATH [--seconds S] [--generations N]
 //   codable-defaults-fixture serve PATH [--save-mode manual|immediate|idle:MS] [--unreadable-file throw|move-aside]
+//                                       [--env-prefix P] [--fallback FILE] [--fallback-dir DIR] [--secret-dir DIR]
 //   codable-defaults-fixture state G
 //   codable-defaults-fixture standard [-greeting VALUE]   (Defaults.standard: prints its path and greeting)
 //
@@ -24,7 +25,8 @@
 //
 // SERVE MODE (command mode, for multi-process and fault-injection tests)
 //   Opens PATH (save mode `manual` unless given; an unreadable file throws unless `--unreadable-file
-//   move-aside`) and prints `ready PID`; what opening reports to the error handler (a `fileMovedAside`
+//   move-aside`; with the layers given: an environment override with prefix P, a fallback JSON file, a
+//   fallback directory, a secret fallback directory, in that order) and prints `ready PID`; what opening reports to the error handler (a `fileMovedAside`
 //   notice, say) comes first, as `error JSON` lines. Then reads commands, one per line,
 //   from standard input and answers each with exactly one line, in order:
 //     set KEY JSON      -> ok                      stores the JSON value (any JSON text) under KEY
@@ -37,6 +39,10 @@
 //                                                  none when it parses; what it reports to the error
 //                                                  handler comes first, as `error JSON` lines
 //     get KEY           -> value KEY JSON | none KEY
+//     read KEY          -> value KEY JSON | none KEY   the effective value (any domain or layer), not only stored
+//     source KEY        -> source KEY TEXT          `source(forKey:)`: which domain or layer supplies it
+//     checked KEY TYPE  -> value KEY JSON | error JSON   the loud typed read (`value(for:)`) of KEY as TYPE:
+//                                                  int, double, string or strings ([String])
 //     keys              -> keys K1 K2 ...          the stored keys, in file order
 //     observe KEY       -> ok                      then, whenever KEY's value changes (a set here, or
 //                                                  another process's write seen at a flush or reload):
@@ -152,9 +158,15 @@ enum WriterState {
 
 /// Opens the store at `path`, or prints the error and exits with status 1. Errors reported to the store's
 /// handler, from opening on, are printed as `error JSON` lines.
-func open(_ path: String, saveMode: Defaults.SaveMode, options: Defaults.Options = .default) -> Defaults {
+func open(
+    _ path: String, saveMode: Defaults.SaveMode, options: Defaults.Options = .default,
+    overrides: [Defaults.Layer]? = nil, fallbacks: [Defaults.Layer]? = nil
+) -> Defaults {
     do {
-        return try Defaults(url: URL(fileURLWithPath: path), saveMode: saveMode, options: options) { error in
+        return try Defaults(
+            url: URL(fileURLWithPath: path), saveMode: saveMode, options: options, overrides: overrides,
+            fallbacks: fallbacks
+        ) { error in
             output.line(errorLine(error))
         }
     } catch {
@@ -202,8 +214,11 @@ func parseJSON(_ text: String) -> JSONValue? {
 }
 
 /// The command mode: answers one line per command read from standard input.
-func runServer(path: String, saveMode: Defaults.SaveMode, options: Defaults.Options) -> Never {
-    let defaults = open(path, saveMode: saveMode, options: options)
+func runServer(
+    path: String, saveMode: Defaults.SaveMode, options: Defaults.Options, overrides: [Defaults.Layer]?,
+    fallbacks: [Defaults.Layer]?
+) -> Never {
+    let defaults = open(path, saveMode: saveMode, options: options, overrides: overrides, fallbacks: fallbacks)
     var tokens: [ObservationToken] = []
     output.line("ready \(getpid())")
     while let line = readLine(strippingNewline: true) {
@@ -251,6 +266,28 @@ func runServer(path: String, saveMode: Defaults.SaveMode, options: Defaults.Opti
                 output.line("value \(key) \(json(value))")
             } else {
                 output.line("none \(key)")
+            }
+        case ("read", let key?):
+            output.line(defaults.object(forKey: key).map { "value \(key) \(json($0))" } ?? "none \(key)")
+        case ("source", let key?):
+            output.line("source \(key) \(defaults.source(forKey: key))")
+        case ("checked", let key?):
+            do {
+                switch parts.count > 2 ? parts[2] : "" {
+                case "int": output.line("value \(key) \(try defaults.value(for: Defaults.Key<Int>(key, default: 0)))")
+                case "double":
+                    output.line("value \(key) \(try defaults.value(for: Defaults.Key<Double>(key, default: 0)))")
+                case "string":
+                    output.line(
+                        "value \(key) \(json(JSONValue.string(try defaults.value(for: Defaults.Key<String>(key, default: "")))))"
+                    )
+                case "strings":
+                    let list = try defaults.value(for: Defaults.Key<[String]>(key, default: []))
+                    output.line("value \(key) \(json(JSONValue.array(list.map { JSONValue.string($0) })))")
+                default: output.line(usageLine("unknown type: \(line)"))
+                }
+            } catch {
+                output.line(errorLine(error))
             }
         case ("keys", nil):
             output.line((["keys"] + defaults.keys).joined(separator: " "))
@@ -327,7 +364,17 @@ case "serve":
     case "move-aside": options.unreadableFile = .moveAside
     case let text?: usage("unknown unreadable-file policy: \(text)")
     }
-    runServer(path: path, saveMode: saveMode, options: options)
+    var overrides: [Defaults.Layer]?
+    var fallbacks: [Defaults.Layer]?
+    if let prefix = option("--env-prefix", in: rest) { overrides = [.environment(prefix: prefix)] }
+    if let file = option("--fallback", in: rest) { fallbacks = (fallbacks ?? []) + [.file(URL(fileURLWithPath: file))] }
+    if let directory = option("--fallback-dir", in: rest) {
+        fallbacks = (fallbacks ?? []) + [.directory(URL(fileURLWithPath: directory))]
+    }
+    if let directory = option("--secret-dir", in: rest) {
+        fallbacks = (fallbacks ?? []) + [.directory(URL(fileURLWithPath: directory), secret: true)]
+    }
+    runServer(path: path, saveMode: saveMode, options: options, overrides: overrides, fallbacks: fallbacks)
 case "standard":
     // Uses `Defaults.standard` as a program would: its file, its argument domain from this command line.
     // Prints the standard store's path, then `greeting` as the argument domain makes it, then stores

@@ -36,6 +36,8 @@ final class Pending {
 /// ``Cell`` so that the cells of a large store stay small.
 final class CellExtras {
     var argument: [UInt8]?
+    var overridden: LayerValue?
+    var fallback: LayerValue?
     var registered: [UInt8]?
     var untypedKey: Defaults.Key<JSONValue?>?
     var observers: [Observer] = []
@@ -72,6 +74,19 @@ final class Cell {
     var argument: [UInt8]? {
         get { extras?.argument }
         set { madeExtras.argument = newValue }
+    }
+
+    /// The value of the first override layer that has one (see ``Defaults/Layer``), which reads prefer to the
+    /// stored value; never written.
+    var overridden: LayerValue? {
+        get { extras?.overridden }
+        set { if newValue != nil || extras != nil { madeExtras.overridden = newValue } }
+    }
+
+    /// The value of the first fallback layer that has one, read when nothing is stored; never written.
+    var fallback: LayerValue? {
+        get { extras?.fallback }
+        set { if newValue != nil || extras != nil { madeExtras.fallback = newValue } }
     }
 
     /// The value from the registration domain (`register(defaults:)`), read when nothing is stored; never
@@ -114,14 +129,43 @@ final class Cell {
 }
 
 extension Cell {
-    /// Where a read of this cell finds its value: the argument domain, else the stored value, else the
-    /// registration domain. `nil` when none has one.
+    /// Where a read of this cell finds its value: the argument domain, else an override layer, else the stored
+    /// value, else a fallback layer, else the registration domain. `.absent` when none has one.
     var effective: StoredValue {
-        if let argument { return .raw(argument) }
+        guard let extras else { return stored }
+        if let argument = extras.argument { return .raw(argument) }
+        if let overridden = extras.overridden { return .raw(overridden.bytes) }
         if stored.isPresent { return stored }
-        if let registered { return .raw(registered) }
+        if let fallback = extras.fallback { return .raw(fallback.bytes) }
+        if let registered = extras.registered { return .raw(registered) }
         return .absent
     }
+
+    /// Whether the argument domain or an override hides the stored value from reads (a set then stores its value
+    /// without caching it as what reads give).
+    var isShadowed: Bool {
+        guard let extras else { return false }
+        return extras.argument != nil || extras.overridden != nil
+    }
+
+    /// Which domain or layer ``effective`` comes from: a layer's value with its source, or a domain.
+    var origin: Origin {
+        if argument != nil { return .argument }
+        if let overridden { return .layer(overridden) }
+        if stored.isPresent { return .stored }
+        if let fallback { return .layer(fallback) }
+        if registered != nil { return .registered }
+        return .none
+    }
+}
+
+/// Where a cell's effective value comes from.
+enum Origin {
+    case argument
+    case layer(LayerValue)
+    case stored
+    case registered
+    case none
 }
 
 /// A typed cache of one key object's decoded value, valid while ``version`` equals the cell's version.

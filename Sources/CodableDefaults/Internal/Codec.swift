@@ -85,10 +85,18 @@ enum Codec {
     /// its file, its own writer or `JSONEncoder`.
     ///
     /// - Throws: ``DefaultsError/Code-swift.struct/decodingFailed`` naming the key, the type and where inside
-    ///   the value the mismatch is.
+    ///   the value the mismatch is; it says the value is `what` (a layer's value names its variable or file), and
+    ///   for a `secret` value leaves out what the decoder said (which may quote the value).
     static func decode<Value: Decodable>(
-        _ type: Value.Type, from fragment: [UInt8], key: String, path: String?
+        _ type: Value.Type, from fragment: [UInt8], key: String, path: String?, what: String = "the stored value",
+        secret: Bool = false
     ) throws(DefaultsError) -> Value {
+        func failure(_ detail: String) -> DefaultsError {
+            let shown = secret ? "details withheld: the value is secret" : detail
+            return DefaultsError(
+                .decodingFailed, "\(what) does not decode as \(Value.self): \(shown); it is kept unchanged",
+                path: path, key: key)
+        }
         if JSONValueBytes.isJSONValueType(type) {
             // Read with the store's own reader, so that numbers keep their literals, and without validating
             // again: a stored fragment was validated when its file or text was parsed, or made by an encoder.
@@ -100,19 +108,13 @@ enum Codec {
             do {
                 if let value = JSONValueBytes.typed(try result.get(), as: type) { return value }
             } catch {
-                throw DefaultsError(
-                    .decodingFailed,
-                    "the stored value does not decode as \(Value.self): \(error.message); it is kept unchanged",
-                    path: path, key: key)
+                throw failure(error.message)
             }
         }
         do {
             return try makeDecoder().decode(type, from: Data(fragment))
         } catch {
-            throw DefaultsError(
-                .decodingFailed,
-                "the stored value does not decode as \(Value.self): \(describe(decoding: error)); it is kept unchanged",
-                path: path, key: key)
+            throw failure(describe(decoding: error))
         }
     }
 

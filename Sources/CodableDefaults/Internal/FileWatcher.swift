@@ -34,7 +34,8 @@ final class FileWatcher: Sendable {
     /// How often the fallback compares the file's `stat`.
     static let pollInterval: DispatchTimeInterval = .seconds(1)
 
-    /// Creates a stopped watcher for `directory/name`; `onChange` runs on `queue`.
+    /// Creates a stopped watcher for `directory/name`, or for every entry of `directory` when `name` is empty;
+    /// `onChange` runs on `queue`.
     init(directory: String, name: String, queue: DispatchQueue, onChange: @escaping @Sendable () -> Void) {
         self.directory = directory
         self.name = name
@@ -169,7 +170,8 @@ protocol WatchRegistration: AnyObject, Sendable {
             source.resume()
         }
 
-        /// Registers for events about `directory/name`, or returns `nil` if the directory cannot be watched.
+        /// Registers for events about `directory/name` (every entry when `name` is empty), or returns `nil` if the
+        /// directory cannot be watched.
         static func register(
             directory: String, name: String, queue: DispatchQueue, handler: @escaping @Sendable (Event) -> Void
         ) -> (any WatchRegistration)? {
@@ -241,7 +243,7 @@ protocol WatchRegistration: AnyObject, Sendable {
                         guard nameLength > 0 else { continue }
                         let bytes = UnsafeRawBufferPointer(start: nameStart, count: nameLength)
                         let name = String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
-                        for registration in list where registration.name == name {
+                        for registration in list where registration.name.isEmpty || registration.name == name {
                             deliveries.append((registration, .changed))
                         }
                     }

@@ -35,19 +35,25 @@ extension Store {
                     let slot = unsafeDowncast(any, to: Slot<Value>.self)
                     if slot.version == cell.version { return .cached(slot.value, slot.error) }
                 }
-                return .decode(cell, cell.version, cell.effective)
+                return .decode(cell, cell.version, cell.effective, cell.origin)
             }
             let cell: Cell
             let version: UInt64
             let source: StoredValue
+            let origin: Origin
             switch lookup {
             case .cached(let value, let error): return (value, error)
-            case .decode(let found, let current, let effective): (cell, version, source) = (found, current, effective)
+            case .decode(let found, let current, let effective, let from):
+                (cell, version, source, origin) = (found, current, effective, from)
             }
             var value = key.defaultValue
             var error: DefaultsError?
             do {
-                if let decoded = try decode(source, as: Value.self, name: key.name) { value = decoded }
+                if let decoded = try decode(
+                    source, as: Value.self, name: key.name, origin: origin, secret: key.isSecret)
+                {
+                    value = decoded
+                }
             } catch let failure {
                 error = failure
             }
@@ -65,8 +71,10 @@ extension Store {
 
     /// A stored value as `type`: the pending value itself when it has that type, else through JSON; `nil`
     /// for `.absent`. This is where a stored value is decoded. Runs user decoding code: call without the lock.
+    /// A failure names where the value came from (`origin`: a layer's variable or file), and leaves out the
+    /// decoder's words for a secret value.
     private func decode<Value: Decodable>(
-        _ source: StoredValue, as type: Value.Type, name: String
+        _ source: StoredValue, as type: Value.Type, name: String, origin: Origin = .stored, secret: Bool = false
     ) throws(DefaultsError) -> Value? {
         switch source {
         case .absent:
@@ -76,7 +84,18 @@ extension Store {
             let fragment = try Codec.encode(box.value, key: name, encoder: Codec.makeEncoder(), maxDepth: maxDepth)
             return try Codec.decode(type, from: fragment, key: name, path: path)
         case .raw(let fragment):
-            return try Codec.decode(type, from: fragment, key: name, path: path)
+            guard case .layer(let layer) = origin else {
+                return try Codec.decode(type, from: fragment, key: name, path: path, secret: secret)
+            }
+            let (what, file): (String, String?) =
+                switch layer.source {
+                case .environment(let variable): ("the value of the environment variable \(variable)", nil)
+                case .file(let file): ("the value in the layer file", file)
+                case .values(let label): ("the value of the layer \(KeyDescription.quoted(label))", nil)
+                default: ("the value", path)
+                }
+            return try Codec.decode(
+                type, from: fragment, key: name, path: file, what: what, secret: secret || layer.isSecret)
         }
     }
 
@@ -102,9 +121,14 @@ extension Store {
     /// it does not decode (the error is reported).
     func effectiveValue<Value: Decodable>(_ type: Value.Type, name: String) -> Value? {
         trackRead(of: name)
-        let source = state.withLock { $0.existingCell(named: name)?.effective ?? .absent }
+        let (source, origin) = state.withLock { state -> (StoredValue, Origin) in
+            guard let cell = state.existingCell(named: name) else {
+                return (.absent, .none)
+            }
+            return (cell.effective, cell.origin)
+        }
         do {
-            return try decode(source, as: type, name: name)
+            return try decode(source, as: type, name: name, origin: origin)
         } catch {
             report(error)
             return nil
@@ -135,7 +159,8 @@ extension Store {
         return names.sorted(by: precedesInFile)
     }
 
-    /// The names that have a value in any domain (argument, stored, registered). Makes no cell.
+    /// The names that have a value in any domain (argument, layers, stored, registered); the environment names
+    /// none of its own. Makes no cell.
     var effectiveNames: [String] {
         trackMembershipRead()
         let names: [String] = state.withLock { state in
@@ -143,6 +168,15 @@ extension Store {
             state.forEachStoredName { name, cell in
                 if cell == nil && name != Defaults.schemaVersionKey { names.append(name) }
             }
+            guard !state.layers.isEmpty else { return names }
+            var listed = Set<MemberName>()
+            state.layers.forEachListedName { name in
+                let key = MemberName(name)
+                if state.cells[key] == nil && !state.base.contains(name) && name != Defaults.schemaVersionKey {
+                    listed.insert(key)
+                }
+            }
+            names.append(contentsOf: listed.map(\.string))
             return names
         }
         return names.sorted(by: precedesInFile)
@@ -163,5 +197,5 @@ extension Store {
 /// What a read found under the lock: the cached value, or what to decode outside it.
 private enum CacheLookup<Value> {
     case cached(Value, DefaultsError?)
-    case decode(Cell, UInt64, StoredValue)
+    case decode(Cell, UInt64, StoredValue, Origin)
 }

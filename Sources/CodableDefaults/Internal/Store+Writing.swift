@@ -67,7 +67,7 @@ extension Store {
                 guard let any = state.slots[key.id] else { return nil }
                 let slot = unsafeDowncast(any, to: Slot<Value>.self)
                 let cell = slot.cell
-                guard cell.argument == nil, cell.stored.isPresent, slot.version == cell.version, slot.error == nil
+                guard !cell.isShadowed, cell.stored.isPresent, slot.version == cell.version, slot.error == nil
                 else { return nil }
                 return (slot.version, slot.value)
             }
@@ -79,13 +79,13 @@ extension Store {
             let cell = slot?.cell ?? state.cell(named: key.name)
             if let unchangedAtVersion, cell.version == unchangedAtVersion { return .unchanged }
             // Library `==` runs no user code, so it may run under the lock: one lock for the common keys.
-            if key.hasLibraryEquality, let slot, let isEqual = key.isEqual, cell.argument == nil,
+            if key.hasLibraryEquality, let slot, let isEqual = key.isEqual, !cell.isShadowed,
                 cell.stored.isPresent, slot.version == cell.version, slot.error == nil, isEqual(slot.value, value)
             {
                 return .unchanged
             }
             state.store(.pending(Pending(value)), in: cell)
-            if cell.argument == nil {
+            if !cell.isShadowed {
                 if let slot {
                     slot.value = value
                     slot.error = nil
@@ -108,7 +108,7 @@ extension Store {
             let cell = state.cell(named: key.name)
             if case .raw(let old) = cell.stored, old == fragment { return .unchanged }
             state.store(.raw(fragment), in: cell)
-            if cell.argument == nil {
+            if !cell.isShadowed {
                 state.install(Slot(cell: cell, version: cell.version, value: value, error: nil), for: key, in: self)
             }
             return state.isObserved(cell) ? .changedObserved : .changed

@@ -10,6 +10,12 @@
 struct StoreState {
     /// What the storage holds for names without a cell: its last whole read, or the image its last write made.
     var base = StoredMembers.empty
+    /// The read-only layers around the stored values (see ``Defaults/Layer``), as last read.
+    var layers = LayerStack()
+    /// The watchers of the layers' files and directories.
+    var layerWatchers: [FileWatcher] = []
+    /// The last error of reading each layer again (by position, overrides first), reported once.
+    var layerErrors: [Int: DefaultsError] = [:]
     /// The names in use, by name, byte-exact (see ``MemberName``).
     var cells: [MemberName: Cell] = [:]
     /// The typed caches, by key identity.
@@ -39,20 +45,28 @@ struct StoreState {
         return makeCell(name, key: key)
     }
 
-    /// The cell for `name` when the name has a cell or a member in ``base``; `nil` for a name never used and not
-    /// stored, which then gets no cell.
+    /// The cell for `name` when the name has a cell, a member in ``base`` or a layer's value; `nil` for a name
+    /// never used and not stored anywhere, which then gets no cell.
     mutating func existingCell(named name: String) -> Cell? {
         let key = MemberName(name)
         if let cell = cells[key] { return cell }
-        return base.contains(name) ? makeCell(name, key: key) : nil
+        guard base.contains(name) || layers.override(for: name) != nil || layers.fallback(for: name) != nil else {
+            return nil
+        }
+        return makeCell(name, key: key)
     }
 
-    /// Makes the cell of a name that has none: its stored and saved value are its member in ``base``.
+    /// Makes the cell of a name that has none: its stored and saved value are its member in ``base``, its layers'
+    /// values those the layers hold for it.
     private mutating func makeCell(_ name: String, key: MemberName) -> Cell {
         let cell = Cell(name: name)
         if let value = base.value(named: name) {
             cell.stored = .raw(value)
             cell.saved = value
+        }
+        if !layers.isEmpty {
+            cell.overridden = layers.override(for: name)
+            cell.fallback = layers.fallback(for: name)
         }
         cells[key] = cell
         return cell
@@ -94,6 +108,33 @@ struct StoreState {
     @inline(__always)
     func isObserved(_ cell: Cell) -> Bool {
         cell.hasObservers || !allObservers.isEmpty || membership != nil
+    }
+
+    /// Puts every cell's layer values in step with ``layers`` (after they were set or one was read again), and
+    /// gives a cell to each name a layer lists when an `observeAll` observer or a tracked list of names is there
+    /// to hear of it. Returns the names whose layer values changed.
+    mutating func refreshLayerValues(previous: LayerStack) -> Set<MemberName> {
+        var changed = Set<MemberName>()
+        for (name, cell) in cells {
+            let overridden = layers.override(for: cell.name)
+            let fallback = layers.fallback(for: cell.name)
+            guard overridden != cell.overridden || fallback != cell.fallback else { continue }
+            cell.overridden = overridden
+            cell.fallback = fallback
+            cell.version &+= 1
+            changed.insert(name)
+        }
+        guard !allObservers.isEmpty || membership != nil else { return changed }
+        var listed = Set<MemberName>()
+        previous.forEachListedName { listed.insert(MemberName($0)) }
+        layers.forEachListedName { listed.insert(MemberName($0)) }
+        for name in listed where cells[name] == nil {
+            let before = (previous.override(for: name.string), previous.fallback(for: name.string))
+            guard before != (layers.override(for: name.string), layers.fallback(for: name.string)) else { continue }
+            _ = cell(named: name.string)
+            changed.insert(name)
+        }
+        return changed
     }
 
     // MARK: Taking in what the storage holds

@@ -1,0 +1,274 @@
+import Foundation
+import Testing
+
+@testable import CodableDefaults
+@testable import CodableDefaultsTestSupport
+
+/// Read-only layers around the store: the lookup order, the environment's mapping and text rule, files and
+/// directories (strict, watched), secrets, and where each value comes from.
+@Suite struct LayerTests {
+    static let name = Defaults.Key<String>("name", default: "default")
+    static let volume = Defaults.Key<Double>("volume", default: 0.5)
+    static let tags = Defaults.Key<[String]>("tags", default: [])
+    static let port = Defaults.Key<Int>("server.port", default: 80)
+
+    /// A store on `dir`'s settings file with the given layers, not shared with other tests' stores.
+    func open(
+        _ dir: TemporaryDirectory, overrides: [Defaults.Layer] = [], fallbacks: [Defaults.Layer] = []
+    ) throws -> Defaults {
+        let defaults = try openFresh(dir.file())
+        try defaults.setLayers(overrides: overrides, fallbacks: fallbacks)
+        return defaults
+    }
+
+    @Test func theLookupOrderIsArgumentOverrideStoredFallbackRegisteredDefault() throws {
+        let dir = try TemporaryDirectory()
+        let key = Defaults.Key<Int>("n", default: 0)
+        let defaults = try open(
+            dir, overrides: [.values(["n": 2], label: "first"), .values(["n": 3], label: "second")],
+            fallbacks: [.values(["n": 5], label: "fallback"), .values(["n": 6], label: "later fallback")])
+        defaults.register(defaults: ["n": 7])
+        _ = defaults.store.setArguments([MemberName("n"): Array("1".utf8)])
+        defaults[key] = 4
+        #expect(defaults[key] == 1)
+        #expect(defaults.source(of: key) == .argument)
+        _ = defaults.store.setArguments([:])
+        #expect(defaults[key] == 2)
+        #expect(defaults.source(of: key) == .values(label: "first"))
+        try defaults.setLayers(fallbacks: [.values(["n": 5], label: "fallback")])
+        #expect(defaults[key] == 4, "without overrides the stored value wins")
+        #expect(defaults.source(of: key) == .stored(path: dir.file().path))
+        defaults.removeObject(forKey: "n")
+        #expect(defaults[key] == 5)
+        #expect(defaults.source(of: key) == .values(label: "fallback"))
+        try defaults.setLayers()
+        #expect(defaults[key] == 7)
+        #expect(defaults.source(of: key) == .registered)
+        #expect(defaults.source(of: Defaults.Key<Int>("other", default: 0)) == .default)
+    }
+
+    @Test func environmentNamesMapKeysByTheDocumentedRule() {
+        #expect(Defaults.Layer.environmentVariableName(for: "volume", prefix: "MYSERVICE_") == "MYSERVICE_VOLUME")
+        #expect(
+            Defaults.Layer.environmentVariableName(for: "server.port", prefix: "MYSERVICE_") == "MYSERVICE_SERVER_PORT")
+        #expect(Defaults.Layer.environmentVariableName(for: "maxConn-2", prefix: "") == "MAXCONN_2")
+        #expect(Defaults.Layer.environmentVariableName(for: "é", prefix: "P_") == "P__")
+    }
+
+    @Test func environmentTextIsJSONWhenItParsesElseAString() throws {
+        let dir = try TemporaryDirectory()
+        let variables = ["S_NAME": "Guest", "S_VOLUME": "0.9", "S_TAGS": #"["a","b"]"#, "S_SERVER_PORT": "8080"]
+        let defaults = try open(
+            dir,
+            overrides: [
+                .environment(variables) { Defaults.Layer.environmentVariableName(for: $0, prefix: "S_") }
+            ])
+        #expect(defaults[Self.name] == "Guest")
+        #expect(defaults[Self.volume] == 0.9)
+        #expect(defaults[Self.tags] == ["a", "b"])
+        #expect(defaults[Self.port] == 8080)
+        #expect(defaults.source(of: Self.port) == .environment(variable: "S_SERVER_PORT"))
+        #expect(defaults.keys.isEmpty, "the environment lists no names, and nothing is stored")
+    }
+
+    @Test func aWrongTypedEnvironmentValueIsReportedNamingTheVariable() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try open(
+            dir, overrides: [.environment(["S_VOLUME": "loud"]) { "S_" + $0.uppercased() }])
+        let reported = Recorder<DefaultsError>()
+        defaults.onError = { reported.append($0) }
+        let error = #expect(throws: DefaultsError.self) { try defaults.value(for: Self.volume) }
+        #expect(error?.code == .decodingFailed)
+        #expect(error?.key == "volume")
+        #expect(error?.message.contains("environment variable S_VOLUME") == true, "\(String(describing: error))")
+        #expect(defaults[Self.volume] == 0.5, "the subscript gives the default")
+        #expect(reported.values.map(\.code) == [.decodingFailed], "and reports the error, once")
+    }
+
+    @Test func aSetOfAShadowedKeyWritesTheStoreAndReadsKeepTheOverride() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try open(dir, overrides: [.values(["volume": 0.1], label: "ops")])
+        defaults[Self.volume] = 0.8
+        try defaults.flush()
+        #expect(defaults[Self.volume] == 0.1)
+        #expect(try openFresh(dir.file())[Self.volume] == 0.8)
+        try defaults.setLayers()
+        #expect(defaults[Self.volume] == 0.8)
+    }
+
+    @Test func aFallbackFileIsParsedStrictlyAndABadOneIsAnErrorWithItsPosition() throws {
+        let dir = try TemporaryDirectory()
+        let etc = dir.file("defaults.json")
+        try write("{\n  \"volume\": 0.25,\n  \"volume\": 0.5\n}\n", to: etc)
+        let defaults = try openFresh(dir.file())
+        let error = #expect(throws: DefaultsError.self) { try defaults.setLayers(fallbacks: [.file(etc)]) }
+        #expect(error?.code == .invalidJSON)
+        #expect(error?.path == etc.path)
+        #expect((error?.line, error?.column) == (3, 3))
+        #expect(try text(etc) == "{\n  \"volume\": 0.25,\n  \"volume\": 0.5\n}\n", "never written")
+        #expect(!FileManager.default.fileExists(atPath: etc.path + ".lock"), "never locked")
+    }
+
+    @Test func aMissingFallbackFileIsEmptyUntilItAppears() async throws {
+        let dir = try TemporaryDirectory()
+        let etc = dir.file("etc/defaults.json")
+        let defaults = try open(dir, fallbacks: [.file(etc)])
+        #expect(defaults[Self.volume] == 0.5)
+        let seen = Recorder<Double>()
+        let token = defaults.observe(Self.volume) { seen.append($0.newValue) }
+        try FileManager.default.createDirectory(at: etc.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try write("{\"volume\": 0.75}", to: etc)
+        #expect(try await eventually { seen.values.last == 0.75 })
+        #expect(defaults.source(of: Self.volume) == .file(path: etc.path))
+        token.cancel()
+    }
+
+    @Test func anEditOfAFallbackFileReachesObserversUpdatesAndPersisted() async throws {
+        let dir = try TemporaryDirectory()
+        let etc = dir.file("defaults.json")
+        try write("{\"volume\": 0.25, \"name\": \"etc\"}", to: etc)
+        let defaults = try open(dir, fallbacks: [.file(etc)])
+        let persisted = Persisted(Self.volume, store: defaults)
+        #expect(persisted.wrappedValue == 0.25)
+        let seen = Recorder<Double>()
+        let token = defaults.observe(Self.volume) { seen.append($0.newValue) }
+        var updates = defaults.updates(Self.volume).makeAsyncIterator()
+        #expect(await updates.next() == 0.25)
+        try write("{\"volume\": 0.5, \"name\": \"etc\"}", to: etc)
+        #expect(await updates.next() == 0.5)
+        #expect(try await eventually { seen.values == [0.5] })
+        #expect(persisted.wrappedValue == 0.5)
+        // A bad edit keeps the last good values and is reported once.
+        let reported = Recorder<DefaultsError>()
+        defaults.onError = { reported.append($0) }
+        try write("{\"volume\": oops}", to: etc)
+        #expect(try await eventually { reported.values.count == 1 })
+        #expect(reported.values.first?.path == etc.path)
+        #expect(defaults[Self.volume] == 0.5)
+        try write("{\"volume\": 0.125}", to: etc)
+        #expect(await updates.next() == 0.125)
+        #expect(defaults.string(forKey: "name") == nil, "a name the file no longer holds is gone")
+        token.cancel()
+    }
+
+    @Test func aDirectoryHoldsOneFilePerKey() throws {
+        let dir = try TemporaryDirectory()
+        let secrets = dir.file("secrets")
+        try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
+        try write("Guest\n", to: secrets.appendingPathComponent("name"))
+        try write("0.9", to: secrets.appendingPathComponent("volume"))
+        try write("[\"a\",\"b\"]\n", to: secrets.appendingPathComponent("tags"))
+        try write("two lines\n\n", to: secrets.appendingPathComponent("motto"))
+        try write("1", to: secrets.appendingPathComponent(".hidden"))
+        try FileManager.default.createDirectory(
+            at: secrets.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        let defaults = try open(dir, fallbacks: [.directory(secrets)])
+        #expect(defaults[Self.name] == "Guest", "one trailing newline dropped")
+        #expect(defaults[Self.volume] == 0.9)
+        #expect(defaults[Self.tags] == ["a", "b"])
+        #expect(defaults.string(forKey: "motto") == "two lines\n", "only one newline is dropped")
+        #expect(defaults.object(forKey: ".hidden") == nil)
+        #expect(defaults.object(forKey: "sub") == nil)
+        #expect(defaults.source(of: Self.name) == .file(path: secrets.appendingPathComponent("name").path))
+        #expect(Set(defaults.dictionaryRepresentation().keys) == ["motto", "name", "tags", "volume"])
+    }
+
+    @Test func aDirectoryFileThatIsNotUTF8IsAnErrorNamingIt() throws {
+        let dir = try TemporaryDirectory()
+        let secrets = dir.file("secrets")
+        try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
+        let file = secrets.appendingPathComponent("blob")
+        try Data([0xFF, 0xFE]).write(to: file)
+        let defaults = try openFresh(dir.file())
+        let error = #expect(throws: DefaultsError.self) { try defaults.setLayers(fallbacks: [.directory(secrets)]) }
+        #expect(error?.path == file.path)
+        #expect(error?.key == "blob")
+    }
+
+    @Test func aNewFileInAWatchedDirectoryReachesObservers() async throws {
+        let dir = try TemporaryDirectory()
+        let secrets = dir.file("secrets")
+        try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
+        let defaults = try open(dir, fallbacks: [.directory(secrets)])
+        let seen = Recorder<String>()
+        let token = defaults.observe(Self.name) { seen.append($0.newValue) }
+        try write("Ann\n", to: secrets.appendingPathComponent("name"))
+        #expect(try await eventually { seen.values == ["Ann"] })
+        try FileManager.default.removeItem(at: secrets.appendingPathComponent("name"))
+        #expect(try await eventually { seen.values == ["Ann", "default"] })
+        token.cancel()
+    }
+
+    @Test func aSecretValueNeverAppearsInAnError() throws {
+        let dir = try TemporaryDirectory()
+        let secret = "hunter2-sesame-42"
+        let secrets = dir.file("secrets")
+        try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
+        try write("{\"token\": \"\(secret)\"}", to: secrets.appendingPathComponent("api"))
+        try write("\(secret)\n", to: secrets.appendingPathComponent("count"))
+        let defaults = try open(
+            dir, overrides: [.environment(["S_PIN": "\"\(secret)\""], secret: true) { "S_" + $0.uppercased() }],
+            fallbacks: [.directory(secrets, secret: true)])
+        var texts: [String] = []
+        for error in [
+            loudError(defaults, Defaults.Key<Int>("api", default: 0)),
+            loudError(defaults, Defaults.Key<Int>("count", default: 0)),
+            loudError(defaults, Defaults.Key<[Int]>("pin", default: [])),
+        ] {
+            let error = try #require(error)
+            texts += [error.description, error.message, "\(error)", String(reflecting: error)]
+        }
+        // A stored value of a key marked secret.
+        defaults.set(secret, forKey: "stored")
+        let storedError = try #require(loudError(defaults, Defaults.Key<Int>("stored", default: 0, secret: true)))
+        texts += [storedError.description, String(reflecting: storedError)]
+        // A secret file that does not parse.
+        let bad = dir.file("bad.json")
+        try write("{\"token\": \(secret)}", to: bad)
+        let parseError = #expect(throws: DefaultsError.self) {
+            try defaults.setLayers(fallbacks: [.file(bad, secret: true)])
+        }
+        texts += [parseError?.description ?? "", String(reflecting: parseError)]
+        for layer in [Defaults.Layer.directory(secrets, secret: true), .environment(prefix: "S_", secret: true)] {
+            texts.append(layer.description)
+        }
+        #expect(texts.count == 18)
+        for text in texts { #expect(!text.contains(secret), "\(text)") }
+        for text in texts { #expect(!text.contains("hunter2"), "\(text)") }
+        #expect(defaults.string(forKey: "count") == secret, "the value itself is read as usual")
+    }
+
+    /// The error a loud read of `key` throws, or `nil` when it throws none.
+    private func loudError<Value>(_ defaults: Defaults, _ key: Defaults.Key<Value>) -> DefaultsError? {
+        do {
+            _ = try defaults.value(for: key)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func namesOfFileLayersAreListedByDictionaryRepresentationNotByKeys() throws {
+        let dir = try TemporaryDirectory()
+        let etc = dir.file("defaults.json")
+        try write("{\"fromFile\": 1}", to: etc)
+        let defaults = try open(dir, fallbacks: [.file(etc)])
+        defaults.set(2, forKey: "stored")
+        #expect(defaults.keys == ["stored"])
+        #expect(Set(defaults.dictionaryRepresentation().keys) == ["fromFile", "stored"])
+        #expect(defaults.store.hasEffectiveValue("fromFile"))
+    }
+
+    @Test func observeAllHearsOfAFallbackFileEditForNamesNeverUsed() async throws {
+        let dir = try TemporaryDirectory()
+        let etc = dir.file("defaults.json")
+        try write("{\"a\": 1, \"b\": 2}", to: etc)
+        let defaults = try open(dir, fallbacks: [.file(etc)])
+        let told = Recorder<Set<String>>()
+        let token = defaults.observeAll { told.append($0) }
+        try write("{\"a\": 1, \"b\": 3, \"c\": 4}", to: etc)
+        #expect(try await eventually { told.values.reduce(into: Set<String>()) { $0.formUnion($1) } == ["b", "c"] })
+        #expect(defaults.integer(forKey: "c") == 4)
+        token.cancel()
+    }
+}
