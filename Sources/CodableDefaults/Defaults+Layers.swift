@@ -227,4 +227,34 @@ extension Defaults {
     public func source(forKey name: String) -> Source {
         store.source(of: name)
     }
+
+    /// One domain's or layer's value for a key, as ``layeredValues(forKey:)`` lists them.
+    public struct LayeredValue: Sendable, Hashable {
+        /// Where the value is.
+        public let source: Source
+        /// The value.
+        public let value: JSONValue
+        /// Whether the value is secret (it comes from a secret layer): show it only when asked to.
+        public let isSecret: Bool
+        /// Whether this is the value reads give (the first in lookup order).
+        public let isEffective: Bool
+    }
+
+    /// Every value the key `name` has, in lookup order (argument, each override layer, stored, each fallback
+    /// layer, registered), the first being the one reads give: to explain a value, as the command-line tool's
+    /// `explain` does. Empty when only the key's default is left. Layers that hold no value for the name are left
+    /// out; every layer that does is listed, not only the first.
+    ///
+    /// Thread-safe. Encodes a stored value set and not yet saved (your `Encodable` code runs on this thread).
+    ///
+    /// - Throws: ``DefaultsError`` when an unsaved value does not encode (`encodingFailed`), or a value is an
+    ///   object with two names that `JSONValue` cannot tell apart (`decodingFailed`).
+    public func layeredValues(forKey name: String) throws(DefaultsError) -> [LayeredValue] {
+        var result: [LayeredValue] = []
+        for (source, bytes, isSecret) in try store.layeredValues(of: name) {
+            let value = try Codec.decode(JSONValue.self, from: bytes, key: name, path: url?.path, secret: isSecret)
+            result.append(LayeredValue(source: source, value: value, isSecret: isSecret, isEffective: result.isEmpty))
+        }
+        return result
+    }
 }

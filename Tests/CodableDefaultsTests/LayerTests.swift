@@ -271,4 +271,36 @@ import Testing
         #expect(defaults.integer(forKey: "c") == 4)
         token.cancel()
     }
+
+    @Test func layeredValuesListEveryLayerThatHasTheKeyInLookupOrder() throws {
+        let dir = try TemporaryDirectory()
+        let etc = dir.file("defaults.json")
+        try write("{\"volume\": 0.25}", to: etc)
+        let defaults = try open(
+            dir, overrides: [.environment(["S_VOLUME": "0.9"], secret: true) { "S_" + $0.uppercased() }],
+            fallbacks: [.values(["other": 1]), .file(etc)])
+        defaults.register(defaults: ["volume": 0.5])
+        defaults[Self.volume] = 0.75
+        let listed = try defaults.layeredValues(forKey: "volume")
+        #expect(
+            listed.map(\.source) == [
+                .environment(variable: "S_VOLUME"), .stored(path: dir.file().path), .file(path: etc.path), .registered,
+            ])
+        #expect(listed.map(\.value) == [0.9, 0.75, 0.25, 0.5])
+        #expect(listed.map(\.isSecret) == [true, false, false, false])
+        #expect(listed.map(\.isEffective) == [true, false, false, false])
+        #expect(try defaults.layeredValues(forKey: "nothing").isEmpty)
+    }
+
+    @Test func layersSitAboveAnInMemoryStoreToo() throws {
+        let defaults = Defaults.inMemory()
+        try defaults.setLayers(overrides: [.values(["volume": 0.1])], fallbacks: [.values(["name": "fallback"])])
+        defaults[Self.volume] = 0.8
+        defaults[Self.name] = "stored"
+        #expect(defaults[Self.volume] == 0.1)
+        #expect(defaults[Self.name] == "stored")
+        defaults.reset(Self.name)
+        #expect(defaults[Self.name] == "fallback")
+        #expect(defaults.source(of: Self.name) == .values(label: "values"))
+    }
 }

@@ -97,4 +97,32 @@ extension Store {
         case .none: return .default
         }
     }
+
+    /// Every value of `name` in lookup order, each with its source and whether it is secret (see
+    /// ``Defaults/layeredValues(forKey:)``). Encodes a pending stored value (user code) outside the lock.
+    ///
+    /// - Throws: ``DefaultsError`` when a pending value does not encode, or a value cannot be represented as a
+    ///   `JSONValue` (an object with two canonically equivalent names).
+    func layeredValues(of name: String) throws(DefaultsError) -> [(Defaults.Source, [UInt8], Bool)] {
+        let (argument, overrides, stored, fallbacks, registered) = state.withLock { state in
+            let cell = state.cell(named: name)
+            return (
+                cell.argument, state.layers.overrides.compactMap { $0.value(named: name) }, cell.stored,
+                state.layers.fallbacks.compactMap { $0.value(named: name) }, cell.registered
+            )
+        }
+        var values: [(Defaults.Source, [UInt8], Bool)] = []
+        if let argument { values.append((.argument, argument, false)) }
+        for layer in overrides { values.append((layer.source, layer.bytes, layer.isSecret)) }
+        switch stored {
+        case .absent: break
+        case .raw(let bytes): values.append((.stored(path: path), bytes, false))
+        case .pending(let box):
+            let bytes = try Codec.encode(box.value, key: name, encoder: Codec.makeEncoder(), maxDepth: maxDepth)
+            values.append((.stored(path: path), bytes, false))
+        }
+        for layer in fallbacks { values.append((layer.source, layer.bytes, layer.isSecret)) }
+        if let registered { values.append((.registered, registered, false)) }
+        return values
+    }
 }
