@@ -88,6 +88,7 @@ enum CaseCatalog {
         ("read-int", ReadCases.readInt),
         ("read-struct", ReadCases.readStruct),
         ("read-tracked", ObservableCases.readTracked),
+        ("read-layered", LayerCases.readLayered),
         ("set-1k", SetCases.setSmallValue),
         ("set-growth", SetCases.setGrowth),
         ("save-10k", SaveCases.saveOneChange),
