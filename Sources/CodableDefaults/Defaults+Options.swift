@@ -20,7 +20,8 @@ extension Defaults {
     /// later ones on the same file share that store.
     public struct Options: Sendable {
         /// Files larger than this many bytes are refused (`fileTooLarge`). Default: 64 MiB. A negative limit
-        /// makes opening throw `invalidArgument`.
+        /// makes opening throw `invalidArgument`. Whatever the limit, a store file over 2 GiB (2³¹ − 1 bytes) is
+        /// refused with `fileTooLarge`: the index opening builds holds 31-bit offsets into the file.
         public var maximumFileSize: Int
         /// Files whose arrays and objects nest deeper than this are refused (`invalidJSON`); the file's
         /// top-level object is level 1. A value that would nest deeper in the file is refused before it is
