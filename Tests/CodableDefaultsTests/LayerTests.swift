@@ -303,4 +303,19 @@ import Testing
         #expect(defaults[Self.name] == "fallback")
         #expect(defaults.source(of: Self.name) == .values(label: "values"))
     }
+
+    @Test func aBatchReadsLayersInTheSameLookupOrder() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try open(
+            dir, overrides: [.values(["volume": 0.1])], fallbacks: [.values(["name": "fallback"])])
+        var seen: [String] = []
+        defaults.batch { batch in
+            batch[Self.volume] = 0.8
+            batch[Self.name] = "stored"
+            seen.append("\(batch[Self.volume]) \(batch[Self.name])")
+            batch.reset(Self.name)
+            seen.append(batch[Self.name])
+        }
+        #expect(seen == ["0.1 stored", "fallback"])
+    }
 }

@@ -104,6 +104,9 @@ extension Store: Observable {
                 membership.stored.insert(MemberName(name))
                 membership.effective.insert(MemberName(name))
             }
+            state.layers.forEachListedName { name in
+                if state.cells[MemberName(name)] == nil { membership.effective.insert(MemberName(name)) }
+            }
             state.membership = membership
         }
         startWatching()

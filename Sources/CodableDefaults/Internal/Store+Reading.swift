@@ -100,17 +100,20 @@ extension Store {
     }
 
     /// What a read of `key` would give if `stored` were its stored value (a batch's change), outside any
-    /// cache: the lookup order of every read (argument domain, stored, registered, default). A failure is
+    /// cache: the lookup order of every read (argument domain, overrides, stored, fallbacks, registered, default). A failure is
     /// reported and gives the key's default.
     func decodeDetached<Value>(_ stored: StoredValue, as key: Defaults.Key<Value>) -> Value {
-        let source: StoredValue = state.withLock { state in
-            let cell = state.cells[MemberName(key.name)]
-            if let argument = cell?.argument { return .raw(argument) }
-            if stored.isPresent { return stored }
-            return cell?.registered.map { .raw($0) } ?? .absent
+        let (source, origin): (StoredValue, Origin) = state.withLock { state in
+            let cell = state.existingCell(named: key.name)
+            if let argument = cell?.argument { return (.raw(argument), .argument) }
+            if let overridden = cell?.overridden { return (.raw(overridden.bytes), .layer(overridden)) }
+            if stored.isPresent { return (stored, .stored) }
+            if let fallback = cell?.fallback { return (.raw(fallback.bytes), .layer(fallback)) }
+            return (cell?.registered.map { .raw($0) } ?? .absent, .registered)
         }
         do {
-            return try decode(source, as: Value.self, name: key.name) ?? key.defaultValue
+            return try decode(source, as: Value.self, name: key.name, origin: origin, secret: key.isSecret)
+                ?? key.defaultValue
         } catch {
             report(error)
             return key.defaultValue
