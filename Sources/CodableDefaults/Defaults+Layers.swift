@@ -38,7 +38,7 @@ extension Defaults {
     ///
     /// A *secret* layer's values (and those of a key made with `secret: true`) never appear in an error's
     /// description or the command-line tool's output (unless it is run with `--show-secrets`).
-    public struct Layer: Sendable, CustomStringConvertible {
+    public struct Layer: Sendable, CustomStringConvertible, CustomReflectable {
         enum Kind: Sendable {
             case environment(prefix: String, variables: [String: String]?, naming: @Sendable (String) -> String)
             case file(path: String)
@@ -160,6 +160,11 @@ extension Defaults {
             }
             return isSecret ? text + " (secret)" : text
         }
+
+        /// What the layer reads, without its values (a `.values` layer's are left out, secret or not).
+        public var customMirror: Mirror {
+            Mirror(self, children: ["layer": description, "isSecret": isSecret])
+        }
     }
 
     /// Where a key's effective value comes from (see ``Layer`` for the lookup order).
@@ -229,7 +234,9 @@ extension Defaults {
     }
 
     /// One domain's or layer's value for a key, as ``layeredValues(forKey:)`` lists them.
-    public struct LayeredValue: Sendable, Hashable {
+    ///
+    /// Its `description` (and `dump`) show a secret value as `<secret>`; read ``value`` to get it.
+    public struct LayeredValue: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
         /// Where the value is.
         public let source: Source
         /// The value.
@@ -238,6 +245,21 @@ extension Defaults {
         public let isSecret: Bool
         /// Whether this is the value reads give (the first in lookup order).
         public let isEffective: Bool
+
+        /// `<source>: <value>`, then ` (effective)` for the value reads give; a secret value is `<secret>`.
+        public var description: String {
+            "\(source): \(isSecret ? "<secret>" : value.description)" + (isEffective ? " (effective)" : "")
+        }
+
+        /// The fields, with a secret value left out.
+        public var customMirror: Mirror {
+            Mirror(
+                self,
+                children: [
+                    "source": source, "value": isSecret ? "<secret>" : value.description, "isSecret": isSecret,
+                    "isEffective": isEffective,
+                ])
+        }
     }
 
     /// Every value the key `name` has, in lookup order (argument, each override layer, stored, each fallback

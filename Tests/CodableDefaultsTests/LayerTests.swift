@@ -229,13 +229,26 @@ import Testing
             try defaults.setLayers(fallbacks: [.file(bad, secret: true)])
         }
         texts += [parseError?.description ?? "", String(reflecting: parseError)]
-        for layer in [Defaults.Layer.directory(secrets, secret: true), .environment(prefix: "S_", secret: true)] {
-            texts.append(layer.description)
+        for layer in [
+            Defaults.Layer.directory(secrets, secret: true), .environment(prefix: "S_", secret: true),
+            .values(["k": .string(secret)], secret: true),
+        ] {
+            texts += [layer.description, String(reflecting: layer), dumped(layer)]
         }
-        #expect(texts.count == 18)
+        for listed in try defaults.layeredValues(forKey: "pin") + defaults.layeredValues(forKey: "count") {
+            texts += [listed.description, String(reflecting: listed), dumped(listed)]
+        }
+        #expect(texts.count == 31)
         for text in texts { #expect(!text.contains(secret), "\(text)") }
         for text in texts { #expect(!text.contains("hunter2"), "\(text)") }
         #expect(defaults.string(forKey: "count") == secret, "the value itself is read as usual")
+    }
+
+    /// What `dump` prints of `value`.
+    private func dumped(_ value: some Any) -> String {
+        var text = ""
+        dump(value, to: &text)
+        return text
     }
 
     /// The error a loud read of `key` throws, or `nil` when it throws none.
