@@ -12,6 +12,7 @@ internal="$root/Sources/CodableDefaults/Internal"
 benchmarks="$root/Benchmarks/CodableDefaultsBenchmarks"
 swiftc -O -wmo -parse-as-library -package-name CodableDefaults \
     "$internal/Document.swift" "$internal/Document+Position.swift" "$internal/DocumentIndex.swift" \
+    "$internal/DocumentIndex+Building.swift" \
     "$internal/MemberName.swift" "$benchmarks/Fixtures.swift" \
     "$root/Benchmarks/IndexScan/main.swift" -o "$work/index-timing"
 "$work/index-timing" "$@"

@@ -136,8 +136,15 @@ enum Document {
     /// escape exists and as `\u00xx` (lowercase hex) otherwise. Everything else, including non-ASCII and U+007F, is
     /// written as raw UTF-8.
     static func appendQuoted(_ key: String, to out: inout [UInt8]) {
+        appendQuoted(utf8: key.utf8, to: &out)
+    }
+
+    /// Appends the JSON string literal of the UTF-8 bytes `key`, quotes included, to `out`, escaped as
+    /// `appendQuoted(_:to:)` escapes a string (for a name decoded from a file without making a `String` of it).
+    @inline(__always)
+    static func appendQuoted(utf8 key: some Sequence<UInt8>, to out: inout [UInt8]) {
         out.append(Byte.quote)
-        for byte in key.utf8 {
+        for byte in key {
             switch byte {
             case Byte.quote, Byte.backslash:
                 out.append(Byte.backslash)

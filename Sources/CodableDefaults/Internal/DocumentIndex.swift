@@ -10,15 +10,19 @@
 //
 // `DocumentIndex` runs the parser of Document.swift over the bytes (`Document.scan`) with exactly the rules and
 // errors of `Document.parse`, but instead of a key `String` and a value array per member it records four offsets
-// per member in one flat array and a hash table of member positions. Keys and values are decoded or copied only
-// when asked for.
+// per member in one flat array. Files this library writes have strictly sorted names, so they cannot hold a
+// duplicate and need no hash table: while each name is greater than the one before, none is kept and lookups are a
+// binary search. At the first name out of order, a hash table of the members so far is built and every later name
+// is checked against it. The scan also notes whether the file is exactly the layout `FileImage` writes, so that an
+// image can take the file's bytes as they are. Keys and values are decoded or copied only when asked for.
 
 /// The top-level members of a valid store file, as offsets into its bytes, with a lookup by name.
 ///
 /// Building one validates the whole file as `Document.parse` does and throws the same `DocumentError` on a bad file.
-/// It then holds the file's bytes (shared, not copied), `spans` (four `UInt32` per member) and a hash table of
-/// `UInt64` slots at most three quarters full: 16 bytes per member plus 11 to 21 bytes of table, whatever the keys
-/// and values.
+/// It then holds the file's bytes (shared, not copied) and `spans`, four `UInt32` per member (16 bytes, in an array
+/// of exactly that size). A file whose names are strictly increasing (``isSorted``, as every file this
+/// library writes) needs nothing more: lookups are a binary search. Any other file also gets a hash table of
+/// `UInt64` slots at most three quarters full: 11 to 21 bytes more per member, whatever the keys and values.
 /// Names compare by their decoded UTF-8 bytes, as `Document.parse` compares them: `"\u00E9"` and `"é"` are one name,
 /// `"é"` and `"e\u0301"` two. A value type without locks: use it from one thread at a time, or share it read-only.
 struct DocumentIndex: Sendable {
@@ -31,30 +35,48 @@ struct DocumentIndex: Sendable {
     /// the value as written. The top bit of the name's end says the name has escapes, that of the value's end that
     /// the value has whitespace outside strings.
     private(set) var spans: [UInt32] = []
-    /// Open addressing, linear probing: each slot holds the top 32 bits of a member's name hash (which also choose
-    /// its first slot) over its position plus one, or 0 when empty. Its count is a power of two; it is at most three
-    /// quarters full. The hash bits spare most comparisons of names, which would each touch the file's bytes.
+    /// Empty when ``isSorted``. Otherwise open addressing, linear probing: each slot holds the top 32 bits of a
+    /// member's name hash (which also choose its first slot) over its position plus one, or 0 when empty. Its count
+    /// is a power of two; it is at most three quarters full. The hash bits spare most comparisons of names, which
+    /// would each touch the file's bytes.
     private(set) var slots: [UInt64] = []
+    /// Whether the members' decoded names are strictly increasing by their UTF-8 bytes, as in every file this
+    /// library writes (and in an empty file). Lookups are then a binary search.
+    let isSorted: Bool
+    /// Whether ``bytes`` are exactly the bytes `FileImage` writes for these members: `{}` and a line break when
+    /// there are none; otherwise `{`, a line break, one `  "<name>": <value>` line per member joined by `,` and a
+    /// line break, then a line break, `}` and a line break, with the names sorted (``isSorted``) and escaped as
+    /// `Document.appendQuoted` escapes them and the values without whitespace.
+    let isCanonical: Bool
 
     /// The top bit of a 32-bit span entry.
-    private static let flag: UInt32 = 0x8000_0000
+    static let flag: UInt32 = 0x8000_0000
 
     /// Scans `bytes`, a whole store file, with the rules of `Document.parse(_:maxDepth:)`, and indexes its members.
     ///
-    /// Throws the `DocumentError` that `Document.parse` throws on the same bytes. `bytes.count` must be at most
-    /// `maximumCount` (2 GiB); larger inputs need `Document.parse`. Runs on the calling thread.
+    /// Throws the `DocumentError` that `Document.parse` throws on the same bytes (a duplicate name after a sorted
+    /// prefix included). `bytes.count` must be at most `maximumCount` (2 GiB); larger inputs need `Document.parse`.
+    /// Runs on the calling thread.
     init(bytes: [UInt8], maxDepth: Int = 512) throws(DocumentError) {
         self.bytes = bytes
         let result = bytes.withUnsafeBytes { buffer in
-            Result { () throws(DocumentError) -> Builder in
+            Result { () throws(DocumentError) -> (Builder, [UInt32]) in
                 var builder = Builder(bytes: buffer)
-                try Document.scan(buffer, maxDepth: maxDepth, into: &builder)
-                return builder
+                do throws(DocumentError) {
+                    try Document.scan(buffer, maxDepth: maxDepth, into: &builder)
+                } catch {
+                    builder.release()
+                    throw error
+                }
+                let spans = builder.finish()
+                return (builder, spans)
             }
         }
-        let builder = try result.get()
-        spans = builder.spans
+        let (builder, spans) = try result.get()
+        self.spans = spans
         slots = builder.slots
+        isSorted = builder.isSorted
+        isCanonical = builder.isCanonical
     }
 
     /// The number of top-level members.
@@ -75,6 +97,11 @@ struct DocumentIndex: Sendable {
         Int(spans[4 * position + 2])..<Int(spans[4 * position + 3] & ~Self.flag)
     }
 
+    /// Whether the value of the member at `position` contains whitespace outside strings.
+    func valueHasWhitespace(at position: Int) -> Bool {
+        spans[4 * position + 3] & Self.flag != 0
+    }
+
     /// The name of the member at `position`, escapes resolved; built on each call.
     func key(at position: Int) -> String {
         var scratch: [UInt8] = []
@@ -90,19 +117,22 @@ struct DocumentIndex: Sendable {
     /// it; built on each call.
     func value(at position: Int) -> [UInt8] {
         let range = valueRange(at: position)
-        let hasWhitespace = spans[4 * position + 3] & Self.flag != 0
+        let hasWhitespace = valueHasWhitespace(at: position)
         return bytes.withUnsafeBytes { buffer in
             Document.compacted(UnsafeRawBufferPointer(rebasing: buffer[range]), hasWhitespace: hasWhitespace)
         }
     }
 
-    /// The position of the member whose decoded name has the UTF-8 bytes `name`, or nil if there is none.
+    /// The position of the member whose decoded name has the UTF-8 bytes `name`, or nil if there is none: a binary
+    /// search when ``isSorted``, a probe of the hash table otherwise.
     func position(ofName name: UnsafeRawBufferPointer) -> Int? {
-        guard !slots.isEmpty else { return nil }
-        return bytes.withUnsafeBytes { buffer in
+        bytes.withUnsafeBytes { buffer in
             spans.withUnsafeBufferPointer { spans in
-                slots.withUnsafeBufferPointer { slots in
-                    var scratch: [UInt8] = []
+                var scratch: [UInt8] = []
+                if isSorted {
+                    return Self.search(for: name, spans: spans, in: buffer, scratch: &scratch)
+                }
+                return slots.withUnsafeBufferPointer { slots in
                     let (position, _) = Self.probe(
                         for: name, tag: Self.tag(name), slots: slots, spans: spans, in: buffer, scratch: &scratch)
                     return position
@@ -110,6 +140,60 @@ struct DocumentIndex: Sendable {
             }
         }
     }
+
+    /// The position of the member named `name`, compared by UTF-8 bytes (never by canonical equivalence).
+    func position(of name: String) -> Int? {
+        var name = name
+        return name.withUTF8 { position(ofName: UnsafeRawBufferPointer($0)) }
+    }
+
+    // MARK: Sorted lookup
+
+    /// The position of the member whose decoded name is `name` among members sorted by name, by binary search.
+    static func search(
+        for name: UnsafeRawBufferPointer, spans: UnsafeBufferPointer<UInt32>, in bytes: UnsafeRawBufferPointer,
+        scratch: inout [UInt8]
+    ) -> Int? {
+        var low = 0
+        var high = spans.count / 4
+        while low < high {
+            let middle = (low + high) >> 1
+            let start = Int(spans[4 * middle])
+            let endEntry = spans[4 * middle + 1]
+            let written = UnsafeRawBufferPointer(rebasing: bytes[start..<Int(endEntry & ~flag)])
+            let order = Self.order(
+                ofWritten: written, hasEscapes: endEntry & flag != 0, comparedWith: name, scratch: &scratch)
+            if order == 0 { return middle }
+            if order < 0 { low = middle + 1 } else { high = middle }
+        }
+        return nil
+    }
+
+    /// Compares byte strings as memcmp does (then shorter first): negative when `lhs` comes first, zero when they
+    /// are equal, positive when `rhs` comes first.
+    @inline(__always)
+    static func order(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Int {
+        let shared = min(lhs.count, rhs.count)
+        if shared > 0, let left = lhs.baseAddress, let right = rhs.baseAddress {
+            let order = memcmp(left, right, shared)
+            if order != 0 { return Int(order) }
+        }
+        return lhs.count - rhs.count
+    }
+
+    /// Compares the decoded bytes of the name whose contents are `written` with `name`, as ``order(_:_:)``. A name
+    /// without escapes is compared as written; one with escapes is decoded into `scratch` first.
+    @inline(__always)
+    static func order(
+        ofWritten written: UnsafeRawBufferPointer, hasEscapes: Bool, comparedWith name: UnsafeRawBufferPointer,
+        scratch: inout [UInt8]
+    ) -> Int {
+        guard hasEscapes else { return order(written, name) }
+        Document.decodeBytes(written, into: &scratch)
+        return scratch.withUnsafeBytes { order($0, name) }
+    }
+
+    // MARK: Hashing
 
     /// Where `name`, whose hash bits are `tag`, is in the table: the position of the member with that name and its
     /// slot, or nil and the empty slot where it would go. `slots` must have an empty slot.
@@ -132,14 +216,6 @@ struct DocumentIndex: Sendable {
         }
         return (nil, slot)
     }
-
-    /// The position of the member named `name`, compared by UTF-8 bytes (never by canonical equivalence).
-    func position(of name: String) -> Int? {
-        var name = name
-        return name.withUTF8 { position(ofName: UnsafeRawBufferPointer($0)) }
-    }
-
-    // MARK: Hashing
 
     /// The low 32 bits of a slot: a position plus one.
     static let positionMask: UInt64 = 0xFFFF_FFFF
@@ -181,90 +257,5 @@ struct DocumentIndex: Sendable {
         guard lhs.count == rhs.count else { return false }
         guard let left = lhs.baseAddress, let right = rhs.baseAddress, lhs.count > 0 else { return true }
         return memcmp(left, right, lhs.count) == 0
-    }
-
-    // MARK: Building
-
-    /// The sink of the scan: appends spans and inserts each name into the table, reporting duplicates.
-    private struct Builder: DocumentMemberSink {
-        /// The input.
-        let bytes: UnsafeRawBufferPointer
-        /// See `DocumentIndex.spans`.
-        var spans: [UInt32] = []
-        /// See `DocumentIndex.slots`.
-        var slots: [UInt64]
-        /// Decoded bytes of an escaped name being inserted.
-        var decoded: [UInt8] = []
-        /// Decoded bytes of an escaped name it is compared with.
-        var scratch: [UInt8] = []
-
-        /// An empty index of `bytes`, with room for one member per 64 bytes (as `Document.parse` reserves).
-        init(bytes: UnsafeRawBufferPointer) {
-            self.bytes = bytes
-            let expected = max(bytes.count / 64, 4)
-            spans.reserveCapacity(4 * expected)
-            var capacity = 8
-            while 3 * capacity < 4 * expected { capacity <<= 1 }
-            slots = [UInt64](repeating: 0, count: capacity)
-        }
-
-        mutating func insertName(_ key: Range<Int>, hasEscapes: Bool) -> Bool {
-            let written = UnsafeRawBufferPointer(rebasing: bytes[key])
-            let inserted: Bool
-            if hasEscapes {
-                var decoded = self.decoded
-                self.decoded = []
-                Document.decodeBytes(written, into: &decoded)
-                inserted = decoded.withUnsafeBytes { insert($0) }
-                self.decoded = decoded
-            } else {
-                inserted = insert(written)
-            }
-            guard inserted else { return false }
-            spans.append(UInt32(key.lowerBound))
-            spans.append(UInt32(key.upperBound) | (hasEscapes ? DocumentIndex.flag : 0))
-            return true
-        }
-
-        mutating func append(value: Range<Int>, hasWhitespace: Bool) {
-            spans.append(UInt32(value.lowerBound))
-            spans.append(UInt32(value.upperBound) | (hasWhitespace ? DocumentIndex.flag : 0))
-        }
-
-        /// Inserts the member about to be appended (position `spans.count / 4`) under the decoded name `name`;
-        /// returns false if a member already has that name.
-        mutating func insert(_ name: UnsafeRawBufferPointer) -> Bool {
-            let position = spans.count / 4
-            if 4 * (position + 1) > 3 * slots.count {
-                grow()
-            }
-            let tag = DocumentIndex.tag(name)
-            let bytes = self.bytes
-            var scratch = self.scratch
-            self.scratch = []
-            defer { self.scratch = scratch }
-            return spans.withUnsafeBufferPointer { spans in
-                slots.withUnsafeMutableBufferPointer { slots in
-                    let (existing, slot) = DocumentIndex.probe(
-                        for: name, tag: tag, slots: UnsafeBufferPointer(slots), spans: spans, in: bytes,
-                        scratch: &scratch)
-                    guard existing == nil else { return false }
-                    slots[slot] = tag | UInt64(position + 1)
-                    return true
-                }
-            }
-        }
-
-        /// Doubles the table and moves every entry to its place in it (its hash bits say where).
-        mutating func grow() {
-            var grown = [UInt64](repeating: 0, count: slots.count * 2)
-            let mask = grown.count - 1
-            for entry in slots where entry != 0 {
-                var slot = DocumentIndex.firstSlot(entry, mask: mask)
-                while grown[slot] != 0 { slot = (slot + 1) & mask }
-                grown[slot] = entry
-            }
-            slots = grown
-        }
     }
 }
