@@ -143,4 +143,125 @@ func parseAndIndex(
             #expect(try parseAndIndex(Array(text.utf8)).count == 1, "\(text)")
         }
     }
+
+    // MARK: Sorted and unsorted files
+
+    /// The error `Document.parse` throws on `text`, which must be refused.
+    func parseError(_ text: String) throws -> DocumentError {
+        try #require(throws: DocumentError.self) { try Document.parse(Array(text.utf8)) }
+    }
+
+    @Test func aSortedFileKeepsNoTableAndIsSearched() throws {
+        let index = try index(#"{"a": 1, "b": [2], "bb": 3, "c": {"z": 0, "a": 1}}"#)
+        #expect(index.isSorted)
+        #expect(index.slots.isEmpty)
+        for (position, name) in ["a", "b", "bb", "c"].enumerated() {
+            #expect(index.position(of: name) == position)
+        }
+        for absent in ["", "0", "aa", "ba", "bbb", "d", "z"] {
+            #expect(index.position(of: absent) == nil, "\(absent)")
+        }
+    }
+
+    @Test func anUnsortedFileKeepsATable() throws {
+        let index = try index(#"{"a": 1, "c": 2, "b": 3, "d": 4}"#)
+        #expect(!index.isSorted)
+        #expect(!index.slots.isEmpty)
+        #expect(!index.isCanonical)
+        for (position, name) in ["a", "c", "b", "d"].enumerated() {
+            #expect(index.position(of: name) == position)
+        }
+        #expect(index.position(of: "e") == nil)
+        #expect(index.position(of: "") == nil)
+    }
+
+    /// Names compare in decoded order, however they are written: raw bytes alone would order these the other way.
+    @Test func sortedOrderIsTheOrderOfDecodedNames() throws {
+        // "\n" < "A" < "B" < "z\"" < "é" < "😀" by UTF-8 bytes, written with and without escapes.
+        let sorted = try index(#"{"\n": 0, "\u0041": 1, "B": 2, "z\"": 3, "\u00e9": 4, "\ud83d\ude00": 5}"#)
+        #expect(sorted.isSorted)
+        for (position, name) in ["\n", "A", "B", "z\"", "\u{E9}", "😀"].enumerated() {
+            #expect(sorted.position(of: name) == position, "\(name)")
+        }
+        #expect(sorted.position(of: "\\u0041") == nil)
+        // "]" (5D) comes before "^" (5E), written "\u005e" (whose first byte, 5C, comes before 5D).
+        let escapedLater = try index(#"{"]": 1, "\u005e": 2}"#)
+        #expect(escapedLater.isSorted)
+        #expect(escapedLater.position(of: "^") == 1)
+        // "\u0042" is "B", which comes after "A" although its written bytes come first.
+        let outOfOrder = try index(#"{"\u0042": 1, "A": 2}"#)
+        #expect(!outOfOrder.isSorted)
+        #expect(outOfOrder.position(of: "B") == 0)
+        #expect(outOfOrder.position(of: "A") == 1)
+    }
+
+    /// A duplicate after a sorted prefix (the first name not greater than the one before) is reported exactly as
+    /// `Document.parse` reports it: kind, offset, line, column, key and message.
+    @Test func aDuplicateAfterASortedPrefixIsParsesError() throws {
+        let texts = [
+            "{\"a\": 1, \"b\": 2,\n \"c\": 3, \"b\": 4}", #"{"a": 1, "a": 2}"#, #"{"a": 1, "\u0061": 2}"#,
+            #"{"a": 1, "\u00e9": 2, "é": 3}"#, #"{"a": 1, "é": 2, "b": 3, "\u00e9": 4}"#,
+            #"{"a": 1, "c": 2, "b": 3, "d": 4, "c": 5}"#, #"{"b": 1, "a": 2, "b": 3}"#,
+        ]
+        for text in texts {
+            let expected = try parseError(text)
+            #expect(expected.kind == .duplicateKey, "\(text)")
+            let error = try #require(throws: DocumentError.self) { try DocumentIndex(bytes: Array(text.utf8)) }
+            #expect(error == expected, "\(text)")
+            #expect(error.message == expected.message, "\(text)")
+        }
+    }
+
+    /// A large sorted file past the first estimate of its size, then the same with one name out of order near the
+    /// end (the table is built from thousands of members) and with a duplicate there.
+    @Test func aLongSortedPrefixThenDisorder() throws {
+        let names = (0..<6000).map { "k" + String(repeating: "0", count: 5 - String($0).count) + String($0) }
+        let sortedText = "{" + names.map { #""\#($0)":0"# }.joined(separator: ",") + "}"
+        let sorted = try index(sortedText)
+        #expect(sorted.isSorted && sorted.count == 6000)
+        #expect(sorted.spans.count == 4 * 6000)
+        #expect(sorted.position(of: "k05999") == 5999)
+        #expect(sorted.position(of: "k06000") == nil)
+        var shuffled = names
+        shuffled.swapAt(5000, 5990)
+        let unsorted = try index("{" + shuffled.map { #""\#($0)":0"# }.joined(separator: ",") + "}")
+        #expect(!unsorted.isSorted)
+        for (position, name) in shuffled.enumerated() where position % 7 == 0 || position >= 4990 {
+            #expect(unsorted.position(of: name) == position)
+        }
+        let duplicated = "{" + (names + ["k03000"]).map { #""\#($0)":0"# }.joined(separator: ",") + "}"
+        let error = try #require(throws: DocumentError.self) { try DocumentIndex(bytes: Array(duplicated.utf8)) }
+        #expect(error == (try parseError(duplicated)))
+    }
+
+    // MARK: Canonical files
+
+    @Test func theLayoutFileImageWritesIsCanonical() throws {
+        let members: [(name: String, value: [UInt8])] = [
+            ("", Array("0".utf8)), ("\u{1}tab\there", Array("[1,{\"a\":null}]".utf8)),
+            ("quote\"back\\slash\n", Array("\"x y\"".utf8)), ("z", Array("{}".utf8)), ("\u{E9}", Array("true".utf8)),
+        ]
+        let image = FileImage(members: members)
+        let index = try DocumentIndex(bytes: image.bytes)
+        #expect(index.isSorted)
+        #expect(index.isCanonical)
+        #expect(try DocumentIndex(bytes: Array("{}\n".utf8)).isCanonical)
+    }
+
+    @Test func otherLayoutsAreNotCanonical() throws {
+        let texts = [
+            "{\n  \"a\":  1\n}\n", "{\n  \"a\": 1\n}", "{\n  \"a\": 1\n}\n\n", " {\n  \"a\": 1\n}\n",
+            "{\n  \"a\": 1,\n   \"b\": 2\n}\n", "{\n  \"a\": [1, 2]\n}\n", "{\n  \"a\" : 1\n}\n", "{\n  \"a\":1\n}\n",
+            "{\r\n  \"a\": 1\r\n}\r\n", "{\n  \"b\": 1,\n  \"a\": 2\n}\n", "{\n  \"\\u0041\": 1\n}\n",
+            "{\n  \"\\/\": 1\n}\n", "{\n  \"\\u001F\": 1\n}\n", "{\n  \"\\u00e9\": 1\n}\n", "{}", "{ }\n", "{}\n ",
+            "{\n  \"a\": 1 ,\n  \"b\": 2\n}\n", "{\n\t\"a\": 1\n}\n",
+        ]
+        for text in texts {
+            #expect(try !index(text).isCanonical, "\(text.debugDescription)")
+        }
+        // The canonical spellings of the same escapes are.
+        for text in ["{\n  \"\\u001f\": 1\n}\n", "{\n  \"\\n\": 2,\n  \"\\\\/\": 1\n}\n"] {
+            #expect(try index(text).isCanonical, "\(text.debugDescription)")
+        }
+    }
 }

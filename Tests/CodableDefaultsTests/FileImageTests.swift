@@ -229,4 +229,94 @@ import Testing
             try expectConsistent(image)
         }
     }
+
+    // MARK: Images of indexed files
+
+    /// The address of a byte array's buffer.
+    func address(_ bytes: [UInt8]) -> UInt {
+        bytes.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) }
+    }
+
+    /// Indexes `text`, builds its image, and checks it against the image of the parsed members: the same bytes and
+    /// the same lookups. Returns the index and the image.
+    @discardableResult
+    func indexedImage(
+        _ text: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (index: DocumentIndex, image: FileImage) {
+        let input = bytes(text)
+        let index = try DocumentIndex(bytes: input)
+        let image = FileImage(index: index)
+        let fresh = FileImage(members: try Document.parse(input))
+        #expect(image.bytes == fresh.bytes, sourceLocation: sourceLocation)
+        #expect(image.members == fresh.members, sourceLocation: sourceLocation)
+        for position in 0..<fresh.count {
+            #expect(image.index(of: fresh.name(at: position)) == position, sourceLocation: sourceLocation)
+        }
+        try expectConsistent(image, sourceLocation: sourceLocation)
+        return (index, image)
+    }
+
+    @Test func aCanonicalFileIsAdoptedWithoutACopy() throws {
+        let written = image([
+            "plain": "1", "quote\"back\\slash\n\u{1}": "[1,{\"a\":\"b c\"}]", "\u{E9}": "\"é\"", "e\u{301}": "null",
+            "": "{}",
+        ])
+        let (index, adopted) = try indexedImage(text(written))
+        #expect(index.isCanonical)
+        #expect(adopted.bytes == written.bytes)
+        #expect(address(adopted.bytes) == address(index.bytes))
+        #expect(adopted.names.map { Array($0.utf8) } == written.names.map { Array($0.utf8) })
+        #expect(adopted.index(of: "quote\"back\\slash\n\u{1}") == 3)
+        #expect(adopted.value(at: 3).elementsEqual(bytes("[1,{\"a\":\"b c\"}]")))
+        #expect(adopted.index(of: "quote") == nil)
+    }
+
+    @Test func otherFilesAreLaidOutAgain() throws {
+        let texts = [
+            "{\n  \"a\":  1\n}\n",  // one space too many
+            "{\n  \"b\": 1,\n  \"a\": 2\n}\n",  // unsorted
+            "{\n  \"\\u0041\": 1\n}\n",  // an escape FileImage does not write
+            "{\n  \"\\u00e9\": 1,\n  \"e\\u0301\": 2,\n  \"\\/\": [1, 2]\n}\n",
+            #"{"z": {"b": 1, "a": [1, 2]}, "\u0042": "x y", "a\u0000": 0, "\n": 1}"#, " {} ", "{}",
+        ]
+        for text in texts {
+            let (index, image) = try indexedImage(text)
+            #expect(!index.isCanonical, "\(text.debugDescription)")
+            #expect(address(image.bytes) != address(index.bytes), "\(text.debugDescription)")
+        }
+        let (_, image) = try indexedImage("{\n  \"\\u0041\": 1\n}\n")
+        #expect(text(image) == "{\n  \"A\": 1\n}\n")
+        let (_, unsorted) = try indexedImage(#"{"b": 1, "\u0061": [1, 2], "\"": {"y": 2, "x": 1}}"#)
+        #expect(text(unsorted) == "{\n  \"\\\"\": {\"y\":2,\"x\":1},\n  \"a\": [1,2],\n  \"b\": 1\n}\n")
+        #expect(try indexedImage("{}\n").image.bytes == bytes("{}\n"))
+    }
+
+    @Test func changesToAnAdoptedImageGiveTheBytesOfAFreshOne() throws {
+        let names = (0..<50).map { "key\($0 < 10 ? "0" : "")\($0)" } + ["say \"hi\"", "\u{E9}"]
+        let written = FileImage(members: names.map { (name: $0, value: bytes("[\"\($0.count)\"]")) })
+        let index = try DocumentIndex(bytes: written.bytes)
+        let original = index.bytes
+        var adopted = FileImage(index: index)
+        #expect(address(adopted.bytes) == address(index.bytes))
+        var expected = written.members.map { (name: $0.key, value: $0.value) }
+        // A value of the same length, one longer, a removal, an addition, a name with escapes changed.
+        let rounds: [[(name: String, value: [UInt8]?)]] = [
+            [(name: "key07", value: bytes("[\"x\"]"))], [(name: "key20", value: bytes("[1,2,3,4,5]"))],
+            [(name: "key03", value: nil), (name: "key300", value: bytes("3"))],
+            [(name: "say \"hi\"", value: bytes("\"hello\"")), (name: "\u{E9}", value: nil)],
+        ]
+        for changes in rounds {
+            adopted.apply(changes)
+            for change in changes {
+                expected.removeAll { sameBytes($0.name, change.name) }
+                if let value = change.value { expected.append((name: change.name, value: value)) }
+            }
+            let fresh = FileImage(members: expected.sorted { precedesInFile($0.name, $1.name) })
+            #expect(adopted.bytes == fresh.bytes)
+            try expectConsistent(adopted)
+        }
+        // The index's bytes were not changed under it.
+        #expect(index.bytes == original)
+        #expect(index.bytes == written.bytes)
+    }
 }
