@@ -113,10 +113,9 @@ extension DocumentIndex {
             return result
         }
 
-        /// Frees the spans' allocation (after `finish`, or when the scan failed).
+        /// Frees the spans' allocation (in `finish`, or when the scan failed). The builder is not used after.
         mutating func release() {
             spans.deallocate()
-            spans = .allocate(capacity: 0)
             spanCount = 0
             spanCapacity = 0
         }
