@@ -2,13 +2,15 @@
 // validator (`Document.compactValue`) and the file's writer (`FileImage`).
 //
 // This file is compiled together with Sources/CodableDefaults/Internal/Document.swift, Document+Position.swift,
-// DocumentIndex.swift, FileImage.swift and MemberName.swift into one module by Scripts/fuzz.sh (they use only the standard library and
+// DocumentIndex.swift, DocumentIndex+Building.swift, FileImage.swift, FileImage+Index.swift and MemberName.swift into
+// one module by Scripts/fuzz.sh (they use only the standard library and
 // the C library), so it needs no package target:
 //
 //     swiftc -parse-as-library -package-name CodableDefaults -sanitize=fuzzer,address -O -g \
 //         Sources/CodableDefaults/Internal/Document.swift \
 //         Sources/CodableDefaults/Internal/Document+Position.swift Sources/CodableDefaults/Internal/DocumentIndex.swift \
-//         Sources/CodableDefaults/Internal/FileImage.swift \
+//         Sources/CodableDefaults/Internal/DocumentIndex+Building.swift Sources/CodableDefaults/Internal/FileImage.swift \
+//         Sources/CodableDefaults/Internal/FileImage+Index.swift \
 //         Sources/CodableDefaults/Internal/MemberName.swift Fuzz/DocumentFuzzer.swift -o document-fuzzer
 //
 // Beyond "does not crash, does not hang, no memory error", it checks properties every accepted input must
@@ -21,6 +23,10 @@
 // - the index scan (`DocumentIndex`) agrees with `Document.parse`: both accept or both reject with the same error
 //   (kind, offset, line, column, key, message); on acceptance every member's name (byte for byte) and compacted
 //   value are the same, each name is found at its position, and a few absent names are not found;
+// - the image of the index (`FileImage(index:)`) has the bytes of the image of the parsed members and the same
+//   lookups; the index calls the input canonical exactly when the input is those bytes; those bytes, indexed again,
+//   are canonical and adopted by `FileImage(index:)` (the same buffer, no copy), with the same lookups, and changes
+//   applied to the adopted image give the bytes of a fresh image;
 // - every member value is compact: `compactValue` accepts it and returns it unchanged;
 // - `compactValue` of any input is idempotent;
 // - errors point inside the input: 0 <= offset <= count, line >= 1, column >= 1.
@@ -79,6 +85,7 @@ func checkIndex(_ bytes: [UInt8], maxDepth: Int) {
     let indexed = Result { () throws(DocumentError) in try DocumentIndex(bytes: bytes, maxDepth: maxDepth) }
     switch (parsed, indexed) {
     case (.success(let members), .success(let index)):
+        checkIndexedImage(index, members: members, maxDepth: maxDepth, seed: bytes)
         require(index.count == members.count, "the index has \(index.count) members, parse \(members.count)")
         for (position, member) in members.enumerated() {
             require(sameBytes(index.key(at: position), member.key), "the index decoded another name")
@@ -95,6 +102,44 @@ func checkIndex(_ bytes: [UInt8], maxDepth: Int) {
         require(false, "parse accepted, the index refused: \(indexError.message)")
     case (.failure(let parseError), .success):
         require(false, "the index accepted, parse refused: \(parseError.message)")
+    }
+}
+
+/// Checks that the image of an accepted input's index is the image of its parsed members, byte for byte, with the
+/// same lookups; that the index calls the input canonical exactly when it is that image's bytes; and that the image's
+/// bytes, indexed again, are canonical and adopted (the same buffer), and take changes as a fresh image does.
+func checkIndexedImage(_ index: DocumentIndex, members: [DocumentMember], maxDepth: Int, seed: [UInt8]) {
+    let fresh = FileImage(members: members)
+    let image = FileImage(index: index)
+    require(image.bytes == fresh.bytes, "FileImage(index:) gave other bytes than FileImage(members:)")
+    checkSameLookups(image, fresh)
+    require(index.isCanonical == (index.bytes == fresh.bytes), "the index misjudged whether the input is canonical")
+    let canonical = Result { () throws(DocumentError) in try DocumentIndex(bytes: fresh.bytes, maxDepth: maxDepth) }
+    guard case .success(let reindexed) = canonical else {
+        require(false, "the index refused a FileImage's bytes")
+        return
+    }
+    require(reindexed.isSorted && reindexed.isCanonical, "a FileImage's bytes are not canonical to the index")
+    let adopted = FileImage(index: reindexed)
+    require(adopted.bytes == fresh.bytes, "an adopted image has other bytes")
+    let shared = adopted.bytes.withUnsafeBufferPointer { image in
+        reindexed.bytes.withUnsafeBufferPointer { $0.baseAddress == image.baseAddress }
+    }
+    require(shared || reindexed.count == 0, "a canonical file was copied, not adopted")
+    checkSameLookups(adopted, fresh)
+    if maxDepth == 512 { checkApply(to: adopted, members: fresh.members, seed: seed) }
+}
+
+/// Checks that two images with the same bytes find the same names, and do not find names they do not hold.
+func checkSameLookups(_ image: FileImage, _ fresh: FileImage) {
+    require(image.count == fresh.count, "the images have \(image.count) and \(fresh.count) members")
+    for position in 0..<fresh.count {
+        let name = fresh.name(at: position)
+        require(sameBytes(image.name(at: position), name), "the images have other names")
+        require(image.index(of: name) == position, "an image did not find a name")
+        for absent in [name + "\u{301}", name + "\u{0}", "\u{1}" + name] where fresh.index(of: absent) == nil {
+            require(image.index(of: absent) == nil, "an image found an absent name")
+        }
     }
 }
 

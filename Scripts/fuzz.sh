@@ -3,8 +3,8 @@
 # with libFuzzer.
 #
 # The fuzz target is Fuzz/DocumentFuzzer.swift compiled together with
-# Sources/CodableDefaults/Internal/Document.swift, Document+Position.swift, DocumentIndex.swift, FileImage.swift and
-# MemberName.swift
+# Sources/CodableDefaults/Internal/Document.swift, Document+Position.swift, DocumentIndex.swift,
+# DocumentIndex+Building.swift, FileImage.swift, FileImage+Index.swift and MemberName.swift
 # (which use only the standard library and the C library) by swiftc with -sanitize=fuzzer,address; no package
 # target is needed.
 # It starts from the seed corpus in Fuzz/Corpus (checked in) and runs for a bounded time.
@@ -38,7 +38,9 @@ timeout 600 swiftc -parse-as-library -package-name CodableDefaults -O -g -saniti
     "$root/Sources/CodableDefaults/Internal/Document.swift" \
     "$root/Sources/CodableDefaults/Internal/Document+Position.swift" \
     "$root/Sources/CodableDefaults/Internal/DocumentIndex.swift" \
+    "$root/Sources/CodableDefaults/Internal/DocumentIndex+Building.swift" \
     "$root/Sources/CodableDefaults/Internal/FileImage.swift" \
+    "$root/Sources/CodableDefaults/Internal/FileImage+Index.swift" \
     "$root/Sources/CodableDefaults/Internal/MemberName.swift" \
     "$root/Fuzz/DocumentFuzzer.swift" \
     -o "$binary"
