@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Times Document.parse against the index scan (DocumentIndex) on the benchmark's 10 MB store file, optimized, and
-# prints the index's memory per member. See Benchmarks/IndexScan/main.swift.
+# prints the index's memory per member, the time to make the file's image (FileImage(index:)) and to apply one
+# change to it. See Benchmarks/IndexScan/main.swift.
 #
 # Usage: Scripts/index-timing.sh     (builds in $INDEX_TIMING_WORK, default /tmp/codable-defaults-index-timing)
 set -euo pipefail
@@ -12,7 +13,7 @@ internal="$root/Sources/CodableDefaults/Internal"
 benchmarks="$root/Benchmarks/CodableDefaultsBenchmarks"
 swiftc -O -wmo -parse-as-library -package-name CodableDefaults \
     "$internal/Document.swift" "$internal/Document+Position.swift" "$internal/DocumentIndex.swift" \
-    "$internal/DocumentIndex+Building.swift" \
+    "$internal/DocumentIndex+Building.swift" "$internal/FileImage.swift" "$internal/FileImage+Index.swift" \
     "$internal/MemberName.swift" "$benchmarks/Fixtures.swift" \
     "$root/Benchmarks/IndexScan/main.swift" -o "$work/index-timing"
 "$work/index-timing" "$@"

@@ -1,5 +1,7 @@
-// Times `Document.parse` against the index scan (`DocumentIndex`) and the bare scan (`Document.scan` building nothing) on the benchmark program's "10 MB" store file,
-// and reports the index's memory per member. Built and run by Scripts/index-timing.sh, which compiles this file
+// Times `Document.parse` against the index scan (`DocumentIndex`) and the bare scan (`Document.scan` building nothing)
+// on the benchmark program's "10 MB" store file, and reports the index's memory per member; then times the image of
+// the indexed file (`FileImage(index:)`, which adopts the file's buffer) and one change applied to images of 10k and
+// 151k members. Built and run by Scripts/index-timing.sh, which compiles this file
 // together with the parser's sources and the benchmark program's fixtures (the scanner is internal to the library,
 // so the benchmark program, which imports it as a client, cannot call it).
 
@@ -49,6 +51,25 @@ struct CountingSink: DocumentMemberSink {
     mutating func append(value: Range<Int>, hasWhitespace: Bool) { count += 1 }
 }
 
+/// The fastest, in microseconds, of `rounds` applications of one change to the image of a store file of `keys`
+/// members: a value of another length (spliced), and a new key added or removed again (a rebuild).
+func applyTimes(keys: Int, rounds: Int) throws -> (splice: Double, rebuild: Double) {
+    var image = FileImage(index: try DocumentIndex(bytes: Fixture.storeFile(keys: keys)))
+    let middle = SampleValue.key(keys / 2)
+    let added = SampleValue.key(keys / 3) + "x"
+    var splice = UInt64.max
+    var rebuild = UInt64.max
+    for round in 0..<rounds {
+        var start = now()
+        image.apply([(name: middle, value: Array((round % 2 == 0 ? "[1,2,3]" : "12").utf8))])
+        splice = min(splice, now() - start)
+        start = now()
+        image.apply([(name: added, value: round % 2 == 0 ? Array("1".utf8) : nil)])
+        rebuild = min(rebuild, now() - start)
+    }
+    return (Double(splice) / 1000, Double(rebuild) / 1000)
+}
+
 @main
 enum IndexScanTiming {
     static func main() throws {
@@ -75,12 +96,23 @@ enum IndexScanTiming {
                 fatalError("lost key \(number)")
             }
         }
+        var image = FileImage()
+        let adopt = fastest(rounds) { image = FileImage(index: index) }
+        let adopted = image.bytes.withUnsafeBufferPointer { image in
+            index.bytes.withUnsafeBufferPointer { $0.baseAddress == image.baseAddress }
+        }
+        guard adopted, image.count == members else { throw BenchmarkError("the image did not adopt the file") }
         let indexBytes = index.spans.capacity * 4 + index.slots.capacity * 8
         print("store file: \(file.count) bytes, \(members) members; fastest of \(rounds) runs")
         print("Document.parse:  \(parse) ms")
         print("DocumentIndex:   \(scan) ms (\(parse / scan)x faster)")
         print("the scan alone (members counted, nothing kept): \(bare) ms")
         print("lookup of \(keys / 97 + 1) keys: \(lookup) ms")
+        print("FileImage(index:), adopting the file's bytes: \(adopt) ms")
+        for count in [10_000, keys] {
+            let (splice, rebuild) = try applyTimes(keys: count, rounds: indexOnly ? 2 : 400)
+            print("apply one change to \(count) members: a value \(splice) us, a new key \(rebuild) us")
+        }
         print(
             "index memory: \(indexBytes) bytes (\(Double(indexBytes) / Double(members)) bytes per member, "
                 + "\(Double(indexBytes) / Double(file.count)) of the file size), plus the file's bytes")
