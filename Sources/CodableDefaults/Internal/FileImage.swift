@@ -1,7 +1,10 @@
 // The one writer of the store file format.
 //
 // Saves, migrations, the command-line tool's `export`, the tests and the fuzzer all build a file's bytes through
-// `FileImage`, so the layout lives in one place. It uses only the standard library and the C library (the fuzzer
+// `FileImage`, so the layout is written in one place. One other place reads it: the index scan recognizes a file in
+// exactly this layout (`DocumentIndex.isCanonical`, checked in DocumentIndex+Building.swift), so that the image of
+// such a file takes its buffer as it is (FileImage+Index.swift); the fuzzer checks that the two agree. An image holds
+// the bytes and two offsets per member, no `String`. It uses only the standard library and the C library (the fuzzer
 // compiles it on its own, see Scripts/fuzz.sh).
 
 #if canImport(Darwin)
