@@ -188,6 +188,17 @@ final class JSONFileStorage: Storage {
             state.image = (state.loaded ?? .empty).image
             state.loaded = nil
         }
+        // An image holds 31-bit offsets: refuse, before building it, a write that could take the file past 2 GiB
+        // (a bound: a name quoted takes at most 6 bytes per byte, plus its line's 8 bytes of layout).
+        let bound = changes.reduce(state.image!.bytes.count + 64) {
+            $0 + 6 * $1.name.utf8.count + ($1.value?.count ?? 0) + 8
+        }
+        guard bound <= FileImage.maximumByteCount else {
+            throw DefaultsError(
+                .fileTooLarge,
+                "the store could grow past \(FileImage.maximumByteCount) bytes, the most a store file can hold; "
+                    + "nothing was written and the changes stay pending", path: file.path)
+        }
         var stamped: [MemberChange] = []
         if let schemaVersion, let stamp = try stamp(schemaVersion, image: state.image!) { stamped.append(stamp) }
         state.image!.apply((changes + stamped).lazy.map { (name: $0.name, value: $0.value) })
