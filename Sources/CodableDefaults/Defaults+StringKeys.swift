@@ -9,8 +9,8 @@ extension Defaults {
     /// Registers values to read when nothing is stored under their keys (the registration domain).
     ///
     /// Registered values live in memory only and are never written to the file. A later registration of a
-    /// key replaces the earlier one. Lookup order: the argument domain, the stored value, the registered
-    /// value, and last the typed key's own default. Observers of keys whose effective value changes are
+    /// key replaces the earlier one. Lookup order: the argument domain, the override layers, the stored value, the
+    /// fallback layers, the registered value, and last the typed key's own default (see ``Layer``). Observers of keys whose effective value changes are
     /// notified.
     ///
     /// ```swift
@@ -109,8 +109,9 @@ extension Defaults {
         store.hasStoredValue(name)
     }
 
-    /// Every key's effective value: registered values overlaid with stored values overlaid with argument
-    /// values.
+    /// Every key's effective value, in the lookup order of a read (see ``Layer``): registered values overlaid with
+    /// fallback layers, stored values, override layers and argument values. Names found only in the environment
+    /// are not listed (the environment names no keys).
     ///
     /// The dictionary's `String` keys compare by Unicode canonical equivalence, so of two keys whose names
     /// differ only in normalization it holds one; ``keys`` lists both.
