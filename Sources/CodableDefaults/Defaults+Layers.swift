@@ -272,8 +272,21 @@ extension Defaults {
     /// - Throws: ``DefaultsError`` when an unsaved value does not encode (`encodingFailed`), or a value is an
     ///   object with two names that `JSONValue` cannot tell apart (`decodingFailed`).
     public func layeredValues(forKey name: String) throws(DefaultsError) -> [LayeredValue] {
+        try layeredValues(of: name, secret: false)
+    }
+
+    /// Every value `key` has, in lookup order, as ``layeredValues(forKey:)`` lists them; when the key is secret
+    /// (``Keys/isSecret``), every value is marked secret, the stored one included.
+    ///
+    /// - Throws: What ``layeredValues(forKey:)`` throws.
+    public func layeredValues<Value>(of key: Key<Value>) throws(DefaultsError) -> [LayeredValue] {
+        try layeredValues(of: key.name, secret: key.isSecret)
+    }
+
+    private func layeredValues(of name: String, secret: Bool) throws(DefaultsError) -> [LayeredValue] {
         var result: [LayeredValue] = []
-        for (source, bytes, isSecret) in try store.layeredValues(of: name) {
+        for (source, bytes, layerIsSecret) in try store.layeredValues(of: name) {
+            let isSecret = layerIsSecret || secret
             let value = try Codec.decode(JSONValue.self, from: bytes, key: name, path: url?.path, secret: isSecret)
             result.append(LayeredValue(source: source, value: value, isSecret: isSecret, isEffective: result.isEmpty))
         }

@@ -303,6 +303,8 @@ import Testing
         #expect(listed.map(\.isSecret) == [true, false, false, false])
         #expect(listed.map(\.isEffective) == [true, false, false, false])
         #expect(try defaults.layeredValues(forKey: "nothing").isEmpty)
+        let secretKey = Defaults.Key<Double>("volume", default: 0, secret: true)
+        #expect(try defaults.layeredValues(of: secretKey).map(\.isSecret) == [true, true, true, true])
     }
 
     @Test func layersSitAboveAnInMemoryStoreToo() throws {
