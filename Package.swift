@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "CodableDefaults", targets: ["CodableDefaults"]),
         .executable(name: "codable-defaults", targets: ["codable-defaults"]),
+        // The store on an etcd cluster: its own product, so that apps using only the file store link no networking.
+        .library(name: "CodableDefaultsEtcd", targets: ["CodableDefaultsEtcd"]),
     ],
     dependencies: [],
     targets: [
@@ -14,6 +16,8 @@ let package = Package(
         // One C thread-local counter, read on every value read (see Internal/Store+Observable.swift).
         .target(name: "CodableDefaultsThreadLocal"),
         .executableTarget(name: "codable-defaults", dependencies: ["CodableDefaults"]),
+        // etcd's JSON gateway spoken with URLSession (FoundationNetworking on Linux); the only target that links it.
+        .target(name: "CodableDefaultsEtcd", dependencies: ["CodableDefaults"]),
         .executableTarget(name: "codable-defaults-example", dependencies: ["CodableDefaults"]),
         // Opens a store and acts on commands; the multi-process and crash tests run it as a real process.
         .executableTarget(name: "codable-defaults-fixture", dependencies: ["CodableDefaults"]),
@@ -37,6 +41,9 @@ let package = Package(
             dependencies: [
                 "CodableDefaults", "CodableDefaultsTestSupport", "codable-defaults", "codable-defaults-fixture",
             ]),
+        // Tests against a real etcd that they start themselves (/usr/bin/etcd, or $ETCD_BINARY).
+        .testTarget(
+            name: "CodableDefaultsEtcdTests", dependencies: ["CodableDefaultsEtcd", "CodableDefaultsTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,95 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+// How the client turns what URLSession and the gateway gave into an EtcdError, and which errors mean what.
+
+extension EtcdError {
+    /// The gRPC code etcd gives when a member cannot serve (no leader, stopping, timed out inside raft).
+    static let grpcUnavailable = 14
+    /// The gRPC code of an invalid or expired token.
+    static let grpcUnauthenticated = 16
+
+    /// Whether the endpoint did not answer (or said it cannot serve), so that the next one should be tried.
+    var isEndpointDown: Bool {
+        switch code {
+        case .unreachable: true
+        case .server: grpcCode == Self.grpcUnavailable
+        default: false
+        }
+    }
+
+    /// Whether etcd refused the token (it expired, or the member that made it restarted).
+    var isInvalidToken: Bool {
+        (code == .server && grpcCode == Self.grpcUnauthenticated) || message.contains("invalid auth token")
+    }
+
+    /// The error of a request that got no answer from `endpoint`.
+    static func connection(_ error: any Error, endpoint: URL) -> EtcdError {
+        EtcdError(.unreachable, endpoint: endpoint.absoluteString, message: describe(connectionError: error))
+    }
+
+    /// The error of a non-200 answer: etcd's JSON error when the body is one, else the body's text.
+    static func answer(_ data: Data, status: Int, endpoint: URL, path: String) -> EtcdError {
+        do {
+            let body = try Wire.decoder().decode(Wire.ErrorBody.self, from: data)
+            let message = body.message ?? body.error ?? "HTTP \(status) with no message"
+            return EtcdError(
+                .server, endpoint: endpoint.absoluteString, message: "\(path): \(message)", grpcCode: body.code,
+                httpStatus: status)
+        } catch {
+            return EtcdError(
+                .server, endpoint: endpoint.absoluteString, message: "\(path): \(excerpt(data))", httpStatus: status)
+        }
+    }
+
+    /// The error of an answer that does not decode as the gateway's JSON for `path`.
+    static func undecodable(_ data: Data, path: String, endpoint: URL, error: any Error) -> EtcdError {
+        EtcdError(
+            .badResponse, endpoint: endpoint.absoluteString,
+            message: "\(path): \(describe(decodingError: error)) in \(excerpt(data))")
+    }
+
+    /// The start of a body, as text, for a message.
+    static func excerpt(_ data: Data) -> String {
+        let text = String(decoding: data.prefix(300), as: UTF8.self)
+        return data.count > 300 ? "\"\(text)…\"" : "\"\(text)\""
+    }
+
+    /// A decoding error in a few words: what and where.
+    static func describe(decodingError error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        let (context, what): (DecodingError.Context, String) =
+            switch error {
+            case .dataCorrupted(let context): (context, "invalid data")
+            case .keyNotFound(let key, let context): (context, "no \"\(key.stringValue)\"")
+            case .typeMismatch(let type, let context): (context, "not a \(type)")
+            case .valueNotFound(let type, let context): (context, "no \(type)")
+            @unknown default: (DecodingError.Context(codingPath: [], debugDescription: "\(error)"), "invalid")
+            }
+        let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+        return "\(what) at \(path.isEmpty ? "the top" : path): \(context.debugDescription)"
+    }
+
+    /// A connection error in words: the URLError's meaning and code, or the error itself.
+    static func describe(connectionError error: any Error) -> String {
+        guard let error = error as? URLError else { return "\(error)" }
+        let meaning =
+            switch error.code {
+            case .cannotConnectToHost: "connection refused"
+            case .timedOut: "timed out"
+            case .networkConnectionLost: "connection lost"
+            case .cannotFindHost, .dnsLookupFailed: "host not found"
+            case .notConnectedToInternet: "not connected to a network"
+            case .badServerResponse: "the server closed the connection without an answer"
+            case .secureConnectionFailed: "TLS handshake failed"
+            case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+                .serverCertificateHasUnknownRoot:
+                "the server's certificate is not trusted"
+            default: "URL loading failed"
+            }
+        return "\(meaning) (URLError \(error.code.rawValue))"
+    }
+}

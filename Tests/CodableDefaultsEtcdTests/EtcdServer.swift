@@ -1,0 +1,273 @@
+import Foundation
+import Testing
+
+@testable import CodableDefaultsTestSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A real etcd for one test: one member, or a cluster of several, each a `/usr/bin/etcd` (or `$ETCD_BINARY`)
+/// process listening on 127.0.0.1 only, on free ports, with its data directory and its standard error (never the
+/// test's) in a temporary directory of its own.
+///
+/// Use ``with(members:_:)``: it starts the members, waits until each says it is healthy (a leader is elected),
+/// runs the test, then stops them (SIGTERM, then SIGKILL after 5 s) and removes the directory, whether the
+/// test passed or threw.
+final class EtcdServer: @unchecked Sendable {
+    /// One member: its ports, directory and process.
+    final class Member: @unchecked Sendable {
+        /// The member's name in the cluster (`m0`, `m1`, ...).
+        let name: String
+        /// The URL clients use: `http://127.0.0.1:PORT`.
+        let clientURL: String
+        /// The URL the other members use.
+        let peerURL: String
+        /// The data directory.
+        let dataDirectory: String
+        /// The file that holds the member's standard error (all its runs, appended).
+        let logPath: String
+        fileprivate var process: EtcdProcess?
+        fileprivate var arguments: [String] = []
+
+        fileprivate init(name: String, clientPort: Int, peerPort: Int, directory: URL) {
+            self.name = name
+            clientURL = "http://127.0.0.1:\(clientPort)"
+            peerURL = "http://127.0.0.1:\(peerPort)"
+            dataDirectory = directory.appendingPathComponent("\(name).data").path
+            logPath = directory.appendingPathComponent("\(name).stderr").path
+        }
+    }
+
+    /// The members, in the order of their names.
+    let members: [Member]
+    /// Every member's client URL.
+    var clientURLs: [String] { members.map(\.clientURL) }
+    /// The first member's client URL (the only one of a one-member server).
+    var clientURL: String { members[0].clientURL }
+    /// The temporary directory that holds the members' data and logs.
+    let directory: TemporaryDirectory
+    private let binary: String
+    private let lock = NSLock()
+
+    /// How long a member may take to become healthy.
+    static let startTimeout: Double = 30
+
+    /// The etcd executable: `$ETCD_BINARY`, else `/usr/bin/etcd`.
+    ///
+    /// - Throws: An error saying how to install etcd when there is none (so the test fails, not skips).
+    static func binary(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        let path = environment["ETCD_BINARY"] ?? "/usr/bin/etcd"
+        guard access(path, X_OK) == 0 else {
+            throw ChildProcessError(
+                description:
+                    "these tests need etcd at \(path) (or $ETCD_BINARY): install it with "
+                    + "`apt-get install etcd-server etcd-client`")
+        }
+        return path
+    }
+
+    /// Starts etcd with `members` members, runs `body`, and stops etcd whatever `body` did.
+    static func with<Result>(members: Int = 1, _ body: (EtcdServer) async throws -> Result) async throws -> Result {
+        let server = try await start(members: members)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    /// Starts a fresh cluster of `count` members on new free ports, retrying with other ports when one was taken
+    /// in the meantime.
+    static func start(members count: Int) async throws -> EtcdServer {
+        let binary = try binary()
+        var attempt = 0
+        while true {
+            attempt += 1
+            let server = try EtcdServer(binary: binary, count: count)
+            do {
+                try await server.startAll()
+                return server
+            } catch is PortTakenError where attempt < 5 {
+                await server.stop()
+            }
+        }
+    }
+
+    private init(binary: String, count: Int) throws {
+        self.binary = binary
+        directory = try TemporaryDirectory()
+        let ports = try freePorts(2 * count)
+        let root = directory.url
+        members = (0..<count).map { index in
+            Member(name: "m\(index)", clientPort: ports[2 * index], peerPort: ports[2 * index + 1], directory: root)
+        }
+        let cluster = members.map { "\($0.name)=\($0.peerURL)" }.joined(separator: ",")
+        for member in members {
+            member.arguments = [
+                "--name", member.name, "--data-dir", member.dataDirectory,
+                "--listen-client-urls", member.clientURL, "--advertise-client-urls", member.clientURL,
+                "--listen-peer-urls", member.peerURL, "--initial-advertise-peer-urls", member.peerURL,
+                "--initial-cluster", cluster, "--initial-cluster-state", "new",
+                "--initial-cluster-token", "test-\(UUID().uuidString)",
+                "--logger", "zap", "--log-outputs", "stderr",
+            ]
+        }
+    }
+
+    private func startAll() async throws {
+        for member in members { try launch(member) }
+        for member in members { try await waitUntilHealthy(member) }
+    }
+
+    /// Starts `member`'s process (its output appended to its log file).
+    private func launch(_ member: Member) throws {
+        let process = try EtcdProcess(binary, member.arguments, stdout: member.logPath, stderr: member.logPath)
+        lock.withLock { member.process = process }
+    }
+
+    /// Waits until `member` answers `/health` with `"true"`: a positive answer, polled, bounded by
+    /// ``startTimeout``.
+    ///
+    /// - Throws: ``PortTakenError`` when the member exited because a port was taken; an error quoting its log
+    ///   when it exited otherwise or was not healthy in time.
+    func waitUntilHealthy(_ member: Member) async throws {
+        let deadline = Date().addingTimeInterval(Self.startTimeout)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 2
+        let session = URLSession(configuration: configuration)
+        defer { session.invalidateAndCancel() }
+        let url = URL(string: member.clientURL + "/health")!
+        var last = "no answer yet"
+        while Date() < deadline {
+            if let exit = exited(member) {
+                let log = log(of: member)
+                if log.contains("address already in use") { throw PortTakenError() }
+                throw ChildProcessError(
+                    description: "etcd member \(member.name) ended (\(exit)) while starting: \(log)")
+            }
+            do {
+                let (data, _) = try await session.data(from: url)
+                let text = String(decoding: data, as: UTF8.self)
+                if text.contains("\"health\":\"true\"") { return }
+                last = text
+            } catch {
+                last = "\(error)"
+            }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw ChildProcessError(
+            description:
+                "etcd member \(member.name) at \(member.clientURL) not healthy within \(Self.startTimeout) s "
+                + "(last: \(last)); its log: \(log(of: member).suffix(2000))")
+    }
+
+    /// How `member`'s process ended, or `nil` while it runs.
+    private func exited(_ member: Member) -> ProcessExit? {
+        lock.withLock {
+            guard let process = member.process else { return .exited(-1) }
+            return process.exitStatus()
+        }
+    }
+
+    /// `member`'s standard error so far (every run).
+    func log(of member: Member) -> String { fileText(member.logPath) }
+
+    /// Kills `member` with SIGKILL (as a crash would) and waits until it is gone.
+    func kill(_ member: Member) async throws {
+        guard let process = lock.withLock({ member.process }) else { return }
+        process.signal(SIGKILL)
+        try await process.wait(timeout: 10)
+        lock.withLock { member.process = nil }
+    }
+
+    /// Starts `member` again on its ports and data, and waits until it is healthy.
+    func restart(_ member: Member) async throws {
+        try launch(member)
+        try await waitUntilHealthy(member)
+    }
+
+    /// Stops every member (SIGTERM, then SIGKILL after 5 s). The directory goes with the value.
+    func stop() async {
+        let processes = lock.withLock { members.compactMap(\.process) }
+        for process in processes { process.signal(SIGTERM) }
+        for process in processes {
+            do {
+                try await process.wait(timeout: 5)
+            } catch {
+                // `wait` killed it with SIGKILL after the timeout: it is gone, which is what stopping asks.
+            }
+        }
+        lock.withLock { for member in members { member.process = nil } }
+    }
+
+    /// Runs `etcdctl` (API 3, beside the etcd binary or `/usr/bin/etcdctl`) with `arguments` against
+    /// `endpoints` (every member by default), and returns its standard output.
+    ///
+    /// - Throws: An error quoting its standard error when it exits with a non-zero status or takes over 30 s.
+    @discardableResult
+    func etcdctl(_ arguments: [String], endpoints: [String]? = nil) async throws -> String {
+        let executable = URL(fileURLWithPath: binary).deletingLastPathComponent().appendingPathComponent("etcdctl").path
+        guard access(executable, X_OK) == 0 else {
+            throw ChildProcessError(
+                description: "these tests need etcdctl at \(executable): install it with `apt-get install etcd-client`")
+        }
+        let run = UUID().uuidString
+        let stdout = directory.url.appendingPathComponent("etcdctl-\(run).out").path
+        let stderr = directory.url.appendingPathComponent("etcdctl-\(run).err").path
+        let all = ["--endpoints", (endpoints ?? clientURLs).joined(separator: ",")] + arguments
+        let process = try EtcdProcess(
+            executable, all, environment: ["ETCDCTL_API": "3"], stdout: stdout, stderr: stderr)
+        let status = try await process.wait(timeout: 30)
+        guard status == .exited(0) else {
+            throw ChildProcessError(
+                description: "etcdctl \(all.joined(separator: " ")) ended with \(status): \(fileText(stderr))")
+        }
+        return fileText(stdout)
+    }
+}
+
+/// An etcd member exited because one of its ports was taken after it was picked.
+struct PortTakenError: Error {}
+
+/// `count` distinct TCP ports of 127.0.0.1 free right now: bound to port 0 together (so the kernel gives
+/// different ones), then released.
+func freePorts(_ count: Int) throws -> [Int] {
+    var sockets: [Int32] = []
+    defer { for socket in sockets { close(socket) } }
+    var ports: [Int] = []
+    for _ in 0..<count {
+        #if canImport(Glibc)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { throw ChildProcessError(description: "socket failed: errno \(errno)") }
+        sockets.append(descriptor)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0 else { throw ChildProcessError(description: "bind failed: errno \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard named == 0 else { throw ChildProcessError(description: "getsockname failed: errno \(errno)") }
+        ports.append(Int(UInt16(bigEndian: address.sin_port)))
+    }
+    return ports
+}

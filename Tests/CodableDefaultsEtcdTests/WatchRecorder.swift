@@ -1,0 +1,70 @@
+import CodableDefaultsEtcd
+import Foundation
+
+@testable import CodableDefaultsTestSupport
+
+/// Iterates a watch in a task of its own and keeps what it saw: the events, and the error it ended with.
+final class WatchRecorder: Sendable {
+    private let state = Guarded<(events: [EtcdEvent], error: (any Error)?, ended: Bool)>(([], nil, false))
+    private let task: Task<Void, Never>
+
+    /// Starts iterating `watch`.
+    init(_ watch: AsyncThrowingStream<EtcdWatchResponse, any Error>) {
+        let state = self.state
+        task = Task {
+            do {
+                for try await response in watch {
+                    state.withLock { $0.events += response.events }
+                }
+                state.withLock { $0.ended = true }
+            } catch {
+                state.withLock {
+                    $0.error = error
+                    $0.ended = true
+                }
+            }
+        }
+    }
+
+    deinit { task.cancel() }
+
+    /// The events so far.
+    var events: [EtcdEvent] { state.withLock { $0.events } }
+
+    /// The error the watch ended with, if it ended with one.
+    var error: (any Error)? { state.withLock { $0.error } }
+
+    /// Waits until at least `count` events arrived (or the watch ended), up to `timeout` seconds; returns the
+    /// events.
+    func waitForEvents(_ count: Int, timeout: Double = 20) async throws -> [EtcdEvent] {
+        _ = try await eventually(timeout: timeout) { state.withLock { $0.events.count >= count || $0.ended } }
+        return events
+    }
+
+    /// Waits until the watch ended, up to `timeout` seconds; returns its error (`nil` if it did not end with one
+    /// or did not end in time).
+    func waitForEnd(timeout: Double = 20) async throws -> (any Error)? {
+        _ = try await eventually(timeout: timeout) { state.withLock { $0.ended } }
+        return error
+    }
+
+    /// Ends the watch.
+    func cancel() { task.cancel() }
+}
+
+/// The UTF-8 bytes of a text.
+func utf8(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+/// A value behind a lock, for what tests share between tasks.
+final class Guarded<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
