@@ -111,13 +111,14 @@ final class EtcdServer: @unchecked Sendable {
             Member(name: "m\(index)", clientPort: ports[2 * index], peerPort: ports[2 * index + 1], directory: root)
         }
         let cluster = members.map { "\($0.name)=\($0.peerURL)" }.joined(separator: ",")
+        let token = "test-\(UUID().uuidString)"
         for member in members {
             member.arguments = [
                 "--name", member.name, "--data-dir", member.dataDirectory,
                 "--listen-client-urls", member.clientURL, "--advertise-client-urls", member.clientURL,
                 "--listen-peer-urls", member.peerURL, "--initial-advertise-peer-urls", member.peerURL,
                 "--initial-cluster", cluster, "--initial-cluster-state", "new",
-                "--initial-cluster-token", "test-\(UUID().uuidString)",
+                "--initial-cluster-token", token,
                 "--logger", "zap", "--log-outputs", "stderr",
             ]
         }
