@@ -33,11 +33,12 @@ package struct EtcdEvent: Sendable, Hashable {
 }
 
 /// The events of one message of a watch: every change of one or more whole revisions (the changes of one
-/// transaction come together), in revision order.
+/// transaction come together), in revision order; or none, for etcd's progress notification.
 package struct EtcdWatchResponse: Sendable, Equatable {
-    /// The changes, in revision order.
+    /// The changes, in revision order (empty in a progress notification).
     package var events: [EtcdEvent]
-    /// The cluster's revision when etcd sent them (at least the last event's revision).
+    /// The cluster's revision when etcd sent them: the watch has delivered every change of the prefix up to
+    /// this revision, so resuming from `revision + 1` misses none.
     package var revision: Int64
 }
 
@@ -55,8 +56,10 @@ extension EtcdClient {
     /// - ``EtcdError/Code/unreachable`` when no endpoint accepted it; ``EtcdError/Code/watchCanceled`` or
     ///   ``EtcdError/Code/server`` with etcd's reason; ``EtcdError/Code/authenticationFailed``.
     ///
-    /// An invalid token is renewed once, as for the other calls. Ending the iteration (or cancelling its task)
-    /// closes the connection.
+    /// An invalid token is renewed once, as for the other calls. etcd is asked for progress notifications
+    /// (responses without events, every 10 minutes by default) so that a silent connection is a dead one: after
+    /// ``watchIdleTimeout`` without a message, the watch ends with ``EtcdError/Code/watchDisconnected``. Ending
+    /// the iteration (or cancelling its task) closes the connection.
     ///
     /// - Parameters:
     ///   - prefix: The keys to watch (every key when empty).
@@ -120,11 +123,11 @@ extension EtcdClient {
                     if result.created == true {
                         accepted = true
                         remember(endpoint)
+                        continue
                     }
+                    // Events, or a progress notification (no events: only the revision moved on).
                     let events = (result.events ?? []).map(EtcdEvent.init(wire:))
-                    if !events.isEmpty {
-                        output.yield(EtcdWatchResponse(events: events, revision: result.header.revisionValue))
-                    }
+                    output.yield(EtcdWatchResponse(events: events, revision: result.header.revisionValue))
                 }
                 throw EtcdError(
                     .watchDisconnected, endpoint: endpoint.absoluteString, message: "the server ended the stream")

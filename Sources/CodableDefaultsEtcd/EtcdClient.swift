@@ -18,7 +18,12 @@ import Foundation
 /// sends the token in the `Authorization` header of every call; when etcd says the token is invalid (it
 /// expired, or the member restarted), the client authenticates again once and repeats the call.
 ///
-/// `https://` endpoints are checked against the system's trust store.
+/// `https://` endpoints are checked against the system's trust store and spoken to with `URLSession`.
+/// `http://` endpoints' calls are spoken in HTTP/1.0 over a socket, and their watches with `URLSession`: on
+/// Linux, swift-corelibs-foundation's `URLSession` stops the process on the HTTP trailer that etcd 3.4's gateway
+/// sends with every error answer (swift-corelibs-foundation issue 5285), and HTTP/1.0 answers have no trailer.
+/// The same crash is still possible on Linux with an `https://` endpoint that answers a call with an error;
+/// watches are not affected (their answers have no trailer).
 ///
 /// - Throws: Every call throws ``EtcdError`` (naming the endpoint and quoting etcd), or `CancellationError`
 ///   when its task is cancelled.
@@ -27,7 +32,8 @@ package final class EtcdClient: Sendable {
     package let endpoints: [URL]
     /// How long one request to one endpoint may go without an answer before the next endpoint is tried.
     package let requestTimeout: TimeInterval
-    /// How long a watch's connection may stay silent before it is dropped as dead.
+    /// How long a watch's connection may stay silent before it is dropped as dead (longer than etcd's
+    /// progress-notification interval, 10 minutes by default).
     package let watchIdleTimeout: TimeInterval
     private let credentials: Credentials?
     private let session: URLSession
@@ -56,11 +62,13 @@ package final class EtcdClient: Sendable {
     ///   - password: The user's password (required with `user`).
     ///   - requestTimeout: Seconds a request to one endpoint may wait for its answer before the client tries the
     ///     next endpoint.
+    ///   - watchIdleTimeout: Seconds a watch's connection may stay without a message before the watch ends as
+    ///     disconnected (keep it above etcd's progress-notification interval, 10 minutes by default).
     /// - Throws: ``EtcdError`` with ``EtcdError/Code/invalidEndpoint`` when `endpoints` is empty or one is not an
     ///   `http(s)://` URL with a host.
     package init(
         endpoints: [String], user: String? = nil, password: String? = nil, requestTimeout: TimeInterval = 5,
-        watchIdleTimeout: TimeInterval = 3600
+        watchIdleTimeout: TimeInterval = 900
     ) throws(EtcdError) {
         guard !endpoints.isEmpty else { throw EtcdError(.invalidEndpoint, message: "no endpoint given") }
         var urls: [URL] = []

@@ -70,6 +70,18 @@ struct EtcdWatchTests {
         }
     }
 
+    @Test func aQuietWatchReportsProgressSoThatItsRevisionMovesOn() async throws {
+        try await EtcdServer.with(arguments: ["--experimental-watch-progress-notify-interval", "100ms"]) { server in
+            let client = try EtcdClient(endpoints: [server.clientURL])
+            let start = try await client.range(prefix: utf8("app/")).revision + 1
+            let recorder = WatchRecorder(client.watch(prefix: utf8("app/"), startRevision: start))
+            let elsewhere = try await client.put(utf8("other/x"), utf8("not watched"))
+            let progress = try await recorder.waitForResponse { $0.revision >= elsewhere }
+            #expect(progress?.events == [])
+            #expect(recorder.error == nil)
+        }
+    }
+
     @Test func aWatchWhoseMemberStopsEndsAsDisconnected() async throws {
         try await EtcdServer.with { server in
             let client = try EtcdClient(endpoints: [server.clientURL])

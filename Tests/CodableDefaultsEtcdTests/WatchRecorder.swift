@@ -5,7 +5,7 @@ import Foundation
 
 /// Iterates a watch in a task of its own and keeps what it saw: the events, and the error it ended with.
 final class WatchRecorder: Sendable {
-    private let state = Guarded<(events: [EtcdEvent], error: (any Error)?, ended: Bool)>(([], nil, false))
+    private let state = Guarded<(responses: [EtcdWatchResponse], error: (any Error)?, ended: Bool)>(([], nil, false))
     private let task: Task<Void, Never>
 
     /// Starts iterating `watch`.
@@ -14,7 +14,7 @@ final class WatchRecorder: Sendable {
         task = Task {
             do {
                 for try await response in watch {
-                    state.withLock { $0.events += response.events }
+                    state.withLock { $0.responses.append(response) }
                 }
                 state.withLock { $0.ended = true }
             } catch {
@@ -29,7 +29,20 @@ final class WatchRecorder: Sendable {
     deinit { task.cancel() }
 
     /// The events so far.
-    var events: [EtcdEvent] { state.withLock { $0.events } }
+    var events: [EtcdEvent] { state.withLock { $0.responses.flatMap(\.events) } }
+
+    /// The responses so far (with progress notifications, which have no events).
+    var responses: [EtcdWatchResponse] { state.withLock { $0.responses } }
+
+    /// Waits until a response satisfies `condition` (or the watch ended), up to `timeout` seconds; returns it.
+    func waitForResponse(timeout: Double = 20, where condition: @escaping (EtcdWatchResponse) -> Bool) async throws
+        -> EtcdWatchResponse?
+    {
+        _ = try await eventually(timeout: timeout) {
+            state.withLock { $0.responses.contains(where: condition) || $0.ended }
+        }
+        return responses.first(where: condition)
+    }
 
     /// The error the watch ended with, if it ended with one.
     var error: (any Error)? { state.withLock { $0.error } }
@@ -37,7 +50,9 @@ final class WatchRecorder: Sendable {
     /// Waits until at least `count` events arrived (or the watch ended), up to `timeout` seconds; returns the
     /// events.
     func waitForEvents(_ count: Int, timeout: Double = 20) async throws -> [EtcdEvent] {
-        _ = try await eventually(timeout: timeout) { state.withLock { $0.events.count >= count || $0.ended } }
+        _ = try await eventually(timeout: timeout) {
+            state.withLock { $0.responses.reduce(0) { $0 + $1.events.count } >= count || $0.ended }
+        }
         return events
     }
 

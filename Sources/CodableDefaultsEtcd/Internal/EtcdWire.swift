@@ -138,6 +138,7 @@ enum Wire {
         var key: WireBytes
         var rangeEnd: WireBytes?
         var startRevision: WireInt64
+        var progressNotify = true
     }
 
     struct WatchRequest: Encodable {
