@@ -35,9 +35,13 @@ final class EtcdServer: @unchecked Sendable {
         fileprivate var process: EtcdProcess?
         fileprivate var arguments: [String] = []
 
-        fileprivate init(name: String, clientPort: Int, peerPort: Int, directory: URL) {
+        /// The client port.
+        let clientPort: Int
+
+        fileprivate init(name: String, clientPort: Int, peerPort: Int, directory: URL, scheme: String) {
             self.name = name
-            clientURL = "http://127.0.0.1:\(clientPort)"
+            self.clientPort = clientPort
+            clientURL = "\(scheme)://127.0.0.1:\(clientPort)"
             peerURL = "http://127.0.0.1:\(peerPort)"
             dataDirectory = directory.appendingPathComponent("\(name).data").path
             logPath = directory.appendingPathComponent("\(name).stderr").path
@@ -53,6 +57,7 @@ final class EtcdServer: @unchecked Sendable {
     /// The temporary directory that holds the members' data and logs.
     let directory: TemporaryDirectory
     private let binary: String
+    private let usesTLS: Bool
     private let lock = NSLock()
 
     /// How long a member may take to become healthy.
@@ -72,9 +77,16 @@ final class EtcdServer: @unchecked Sendable {
         return path
     }
 
-    /// Starts etcd with `members` members, runs `body`, and stops etcd whatever `body` did.
-    static func with<Result>(members: Int = 1, _ body: (EtcdServer) async throws -> Result) async throws -> Result {
-        let server = try await start(members: members)
+    /// Starts etcd with `members` members (each also given `arguments`), runs `body`, and stops etcd whatever
+    /// `body` did.
+    ///
+    /// With `tls` (a PEM certificate and key file), the members serve clients over HTTPS with it, and are waited
+    /// for only until they listen (the test's URLSession does not trust a test certificate).
+    static func with<Result>(
+        members: Int = 1, arguments: [String] = [], tls: (certificate: String, key: String)? = nil,
+        _ body: (EtcdServer) async throws -> Result
+    ) async throws -> Result {
+        let server = try await start(members: members, arguments: arguments, tls: tls)
         do {
             let result = try await body(server)
             await server.stop()
@@ -87,12 +99,14 @@ final class EtcdServer: @unchecked Sendable {
 
     /// Starts a fresh cluster of `count` members on new free ports, retrying with other ports when one was taken
     /// in the meantime.
-    static func start(members count: Int) async throws -> EtcdServer {
+    static func start(
+        members count: Int, arguments: [String] = [], tls: (certificate: String, key: String)? = nil
+    ) async throws -> EtcdServer {
         let binary = try binary()
         var attempt = 0
         while true {
             attempt += 1
-            let server = try EtcdServer(binary: binary, count: count)
+            let server = try EtcdServer(binary: binary, count: count, arguments: arguments, tls: tls)
             do {
                 try await server.startAll()
                 return server
@@ -102,31 +116,37 @@ final class EtcdServer: @unchecked Sendable {
         }
     }
 
-    private init(binary: String, count: Int) throws {
+    private init(binary: String, count: Int, arguments: [String], tls: (certificate: String, key: String)?) throws {
         self.binary = binary
+        usesTLS = tls != nil
         directory = try TemporaryDirectory()
         let ports = try freePorts(2 * count)
         let root = directory.url
         members = (0..<count).map { index in
-            Member(name: "m\(index)", clientPort: ports[2 * index], peerPort: ports[2 * index + 1], directory: root)
+            Member(
+                name: "m\(index)", clientPort: ports[2 * index], peerPort: ports[2 * index + 1], directory: root,
+                scheme: tls == nil ? "http" : "https")
         }
         let cluster = members.map { "\($0.name)=\($0.peerURL)" }.joined(separator: ",")
         let token = "test-\(UUID().uuidString)"
         for member in members {
-            member.arguments = [
-                "--name", member.name, "--data-dir", member.dataDirectory,
-                "--listen-client-urls", member.clientURL, "--advertise-client-urls", member.clientURL,
-                "--listen-peer-urls", member.peerURL, "--initial-advertise-peer-urls", member.peerURL,
-                "--initial-cluster", cluster, "--initial-cluster-state", "new",
-                "--initial-cluster-token", token,
-                "--logger", "zap", "--log-outputs", "stderr",
-            ]
+            member.arguments =
+                [
+                    "--name", member.name, "--data-dir", member.dataDirectory,
+                    "--listen-client-urls", member.clientURL, "--advertise-client-urls", member.clientURL,
+                    "--listen-peer-urls", member.peerURL, "--initial-advertise-peer-urls", member.peerURL,
+                    "--initial-cluster", cluster, "--initial-cluster-state", "new",
+                    "--initial-cluster-token", token,
+                    "--logger", "zap", "--log-outputs", "stderr",
+                ] + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key] } ?? []) + arguments
         }
     }
 
     private func startAll() async throws {
         for member in members { try launch(member) }
-        for member in members { try await waitUntilHealthy(member) }
+        for member in members {
+            if usesTLS { try await waitUntilListening(member) } else { try await waitUntilHealthy(member) }
+        }
     }
 
     /// Starts `member`'s process (its output appended to its log file).
@@ -169,6 +189,20 @@ final class EtcdServer: @unchecked Sendable {
             description:
                 "etcd member \(member.name) at \(member.clientURL) not healthy within \(Self.startTimeout) s "
                 + "(last: \(last)); its log: \(log(of: member).suffix(2000))")
+    }
+
+    /// Waits until `member` accepts TCP connections on its client port, bounded by ``startTimeout``.
+    func waitUntilListening(_ member: Member) async throws {
+        let deadline = Date().addingTimeInterval(Self.startTimeout)
+        while Date() < deadline {
+            if let exit = exited(member) {
+                if log(of: member).contains("address already in use") { throw PortTakenError() }
+                throw ChildProcessError(description: "etcd member \(member.name) ended (\(exit)): \(log(of: member))")
+            }
+            if acceptsConnections(port: member.clientPort) { return }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw ChildProcessError(description: "etcd member \(member.name) not listening within \(Self.startTimeout) s")
     }
 
     /// How `member`'s process ended, or `nil` while it runs.
@@ -271,4 +305,25 @@ func freePorts(_ count: Int) throws -> [Int] {
         ports.append(Int(UInt16(bigEndian: address.sin_port)))
     }
     return ports
+}
+
+/// Whether something accepts a TCP connection on 127.0.0.1:`port` right now.
+func acceptsConnections(port: Int) -> Bool {
+    #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+    #endif
+    guard descriptor >= 0 else { return false }
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    return connected == 0
 }

@@ -90,6 +90,8 @@ extension EtcdError {
                 "the server's certificate is not trusted"
             default: "URL loading failed"
             }
-        return "\(meaning) (URLError \(error.code.rawValue))"
+        // On Linux the description is libcurl's ("SSL certificate problem: self-signed certificate").
+        let said = (error as NSError).userInfo[NSLocalizedDescriptionKey] as? String
+        return "\(meaning)\(said.map { ": \($0)" } ?? "") (URLError \(error.code.rawValue))"
     }
 }
