@@ -13,6 +13,8 @@ private struct RawArguments {
     var typeFlag: (flag: TypeFlag, position: Int)?
     /// How many positionals came before `--`, when it was given.
     var positionalsBeforeDashes: Int?
+    /// The values of the options that may be repeated (the layer options), in the order given.
+    var repeated: [(name: String, value: String)] = []
 }
 
 /// The command-line parser: written by hand, with the behaviour of the usual parsers.
@@ -114,6 +116,10 @@ enum ArgumentParser {
                 } else {
                     throw .usage("option --\(name) needs a value: --\(name) \(valueName)", command: spec.command)
                 }
+                if option.repeatable {
+                    raw.repeated.append((name, value))
+                    continue
+                }
                 if raw.values[name] != nil {
                     throw .usage("option --\(name) is given more than once", command: spec.command)
                 }
@@ -143,10 +149,11 @@ enum ArgumentParser {
             defer { positionals.removeAll() }
             return positionals
         }
+        let layers = try LayerOptions(raw.repeated, showSecrets: raw.flags.contains("show-secrets"), command: command)
         let request: Request
         switch command {
         case .read:
-            request = .read(location, key: takeOptional())
+            request = .read(location, key: takeOptional(), layers: layers)
         case .write:
             let key = try take("KEY")
             if let (flag, position) = raw.typeFlag {
@@ -159,14 +166,15 @@ enum ArgumentParser {
                 if raw.flags.contains("string") {
                     throw .usage("give either --string or \(flag.spelling), not both", command: command)
                 }
-                request = .write(location, key: key, value: .typed(flag, takeAll()))
+                request = .write(location, key: key, value: .typed(flag, takeAll()), layers: layers)
             } else {
                 let value = try take("VALUE")
                 request = .write(
-                    location, key: key, value: raw.flags.contains("string") ? .string(value) : .json(value))
+                    location, key: key, value: raw.flags.contains("string") ? .string(value) : .json(value),
+                    layers: layers)
             }
         case .readType:
-            request = .readType(location, key: try take("KEY"))
+            request = .readType(location, key: try take("KEY"), layers: layers)
         case .update:
             let key = try take("KEY")
             guard let add = raw.values["add"] else { throw .usage("missing --add N", command: command) }
@@ -185,7 +193,7 @@ enum ArgumentParser {
             }
             request = .delete(location, keys: keys, all: all, force: raw.flags.contains("force"))
         case .keys:
-            request = .keys(location)
+            request = .keys(location, layers: layers)
         case .check:
             request = .check(location)
         case .watch:
@@ -198,7 +206,9 @@ enum ArgumentParser {
             let destination = takeOptional()
             if destination?.isEmpty == true { throw .usage("DEST is empty", command: command) }
             // As in defaults(1), `-` is standard output (`./-` names a file called `-`).
-            request = .export(location, destination: destination == "-" ? nil : destination)
+            request = .export(location, destination: destination == "-" ? nil : destination, layers: layers)
+        case .explain:
+            request = .explain(location, key: try take("KEY"), layers: layers)
         case .help:
             return try parseHelpTopic(positionals)
         }
@@ -220,7 +230,7 @@ enum ArgumentParser {
         let hasFile = raw.values["suite"] == nil && raw.values["standard"] == nil
         var roles: [String] = hasFile ? ["FILE"] : []
         switch command {
-        case .read, .readType, .update: roles += ["KEY"]
+        case .read, .readType, .update, .explain: roles += ["KEY"]
         case .write:
             roles += ["KEY"] + Array(repeating: "VALUE", count: max(1, raw.positionals.count - roles.count - 1))
         case .rename: roles += ["OLD", "NEW"]
@@ -269,13 +279,13 @@ enum ArgumentParser {
         guard let first = raw.positionals.first else { return }
         let most: Int? =
             switch command {
-            case .read, .readType, .update, .import, .export: 1
+            case .read, .readType, .update, .import, .export, .explain: 1
             case .rename: 2
             case .write: raw.typeFlag == nil ? 2 : nil
             case .keys, .check: 0
             case .delete, .watch, .help: nil
             }
-        let takesKey = [.read, .readType, .write, .update, .rename, .delete, .watch].contains(command)
+        let takesKey = [.read, .readType, .write, .update, .rename, .delete, .watch, .explain].contains(command)
         let beforeDashes = raw.positionalsBeforeDashes.map { $0 > 0 } ?? true
         let looksLikePath = first.contains("/") || first.hasSuffix(".json")
         let tooMany =

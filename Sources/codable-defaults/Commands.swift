@@ -53,25 +53,28 @@ final class Tool {
             try Output.print(Help.text(for: command))
         case .version:
             try Output.print("codable-defaults \(Help.version)\n")
-        case .read(let location, let key):
+        case .read(let location, let key, let layers) where !layers.isEmpty:
+            try readLayered(location, key: key, layers: layers)
+        case .read(let location, let key, _):
             try read(location, key: key)
-        case .readType(let location, let key):
-            try readType(location, key: key)
-        case .write(let location, let key, .json(let text)):
-            try write(location, key: key, text: text, asString: false)
-        case .write(let location, let key, .string(let text)):
-            try write(location, key: key, text: text, asString: true)
-        case .write(let location, let key, .typed(let flag, let values)):
-            try write(location, key: key, typed: try TypedValue(flag, values))
+        case .readType(let location, let key, let layers):
+            try readType(location, key: key, layers: layers)
+        case .write(let location, let key, .json(let text), let layers):
+            try write(location, key: key, text: text, asString: false, layers: layers)
+        case .write(let location, let key, .string(let text), let layers):
+            try write(location, key: key, text: text, asString: true, layers: layers)
+        case .write(let location, let key, .typed(let flag, let values), let layers):
+            try write(location, key: key, typed: try TypedValue(flag, values), layers: layers)
         case .update(let location, let key, let add):
             try update(location, key: key, adding: add)
         case .rename(let location, let old, let new):
             try rename(location, from: old, to: new)
         case .delete(let location, let keys, let all, let force):
             try delete(location, keys: keys, all: all, force: force)
-        case .keys(let location):
-            let defaults = try open(location)
-            try Output.print(defaults.keys.map { KeyText.line($0) + "\n" }.joined())
+        case .keys(let location, let layers):
+            let defaults = try open(location, layers: layers)
+            let keys = layers.isEmpty ? defaults.keys : defaults.effectiveKeys
+            try Output.print(keys.map { KeyText.line($0) + "\n" }.joined())
         case .check(let location):
             try check(location)
         case .watch(let location, let keys, let initial):
@@ -79,8 +82,10 @@ final class Tool {
             Watch.run(defaults, keys: keys, initial: initial)
         case .importMembers(let location, let source):
             try importMembers(location, source: source)
-        case .export(let location, let destination):
-            try export(location, to: destination)
+        case .export(let location, let destination, let layers):
+            try export(location, to: destination, layers: layers)
+        case .explain(let location, let key, let layers):
+            try explain(location, key: key, layers: layers)
         }
     }
 
@@ -100,7 +105,9 @@ final class Tool {
     }
 
     /// `write FILE KEY VALUE`.
-    private func write(_ location: StoreLocation, key: String, text: String, asString: Bool) throws(ToolError) {
+    private func write(
+        _ location: StoreLocation, key: String, text: String, asString: Bool, layers: LayerOptions
+    ) throws(ToolError) {
         try refuseReserved(key, command: .write)
         try KeyText.checkLength(key, command: .write)
         let value: JSONValue
@@ -128,9 +135,11 @@ final class Tool {
                     """, command: .write)
             }
         }
-        let defaults = try open(location)
-        defaults.set(value, forKey: key)
-        try save(defaults)
+        let defaults = try open(location, layers: layers)
+        try notingShadowing(of: key, in: defaults) { () throws(ToolError) in
+            defaults.set(value, forKey: key)
+            try save(defaults)
+        }
     }
 
     /// `delete FILE KEY...` and `delete FILE --all`.
@@ -198,10 +207,14 @@ final class Tool {
         try save(defaults)
     }
 
-    /// `export FILE [DEST]`.
-    private func export(_ location: StoreLocation, to destination: String?) throws(ToolError) {
-        let defaults = try open(location)
-        let text = JSONText.storeFile(try storedMembers(defaults))
+    /// `export FILE [DEST]`: the stored members or, with layers, the effective ones.
+    private func export(_ location: StoreLocation, to destination: String?, layers: LayerOptions) throws(ToolError) {
+        let defaults = try open(location, layers: layers)
+        let members =
+            layers.isEmpty
+            ? try storedMembers(defaults)
+            : try effectiveMembers(defaults, secrets: layers.showSecrets ? .shown : .refused).members
+        let text = JSONText.storeFile(members)
         guard let destination else {
             try Output.print(text)
             return
@@ -227,8 +240,10 @@ final class Tool {
 
     // MARK: Stores
 
-    /// Opens the store at `location` for this run, with the `.manual` save mode.
-    func open(_ location: StoreLocation) throws(ToolError) -> Defaults {
+    /// Opens the store at `location` for this run, with the `.manual` save mode and the layers of `layers`.
+    ///
+    /// The layers are read-only: the library reads their files and directories, and never writes or locks them.
+    func open(_ location: StoreLocation, layers: LayerOptions = LayerOptions()) throws(ToolError) -> Defaults {
         let defaults: Defaults
         do {
             switch location {
@@ -248,6 +263,14 @@ final class Tool {
             throw ToolError(opening: error)
         }
         keep(defaults)
+        guard !layers.isEmpty else { return defaults }
+        do {
+            try defaults.setLayers(
+                overrides: LayerOptions.libraryLayers(layers.overrides),
+                fallbacks: LayerOptions.libraryLayers(layers.fallbacks))
+        } catch {
+            throw ToolError(opening: error)
+        }
         return defaults
     }
 
@@ -293,7 +316,7 @@ final class Tool {
     ///
     /// A list, not a `[String: JSONValue]`: `String` keys compare by canonical equivalence, so a dictionary
     /// would merge two members whose names differ only in Unicode normalization.
-    private func storedMembers(_ defaults: Defaults, includingReserved: Bool = true) throws(ToolError)
+    func storedMembers(_ defaults: Defaults, includingReserved: Bool = true) throws(ToolError)
         -> [(key: String, value: JSONValue)]
     {
         var members: [(key: String, value: JSONValue)] = []

@@ -6,6 +6,8 @@ struct OptionSpec: Sendable {
     let name: String
     /// The placeholder of the option's value, or `nil` for a flag.
     let valueName: String?
+    /// Whether the option may be given more than once (its values are kept in order).
+    var repeatable: Bool = false
     /// One line saying what the option does.
     let summary: String
 }
@@ -38,28 +40,36 @@ struct CommandSpec: Sendable {
         CommandSpec(
             command: .read, synopsis: "FILE [KEY]",
             abstract: "Print the whole store as pretty JSON, or one value as compact JSON.",
-            options: storeOptions,
+            options: storeOptions + LayerOptions.specs,
             discussion: [
                 "Without KEY, prints the stored object with sorted keys, indented by two spaces. With KEY, "
                     + "prints its value as compact JSON on one line; a key with no stored value exits with 3. "
-                    + "A missing FILE is an empty store: it prints {}."
+                    + "A missing FILE is an empty store: it prints {}.",
+                layersParagraph,
+                "With layers, read prints the effective values: KEY's (exit 3 when no layer has one either), or "
+                    + "every key of the store and of the layers' files and directories (the environment lists no "
+                    + "keys). A secret value is printed only with --show-secrets: read KEY exits with 1 naming "
+                    + "where it is, and the whole store shows it as \"<secret>\" (a note on standard error "
+                    + "names the keys).",
             ],
             examples: ["codable-defaults read settings.json", "codable-defaults read settings.json volume"]),
         CommandSpec(
             command: .readType, synopsis: "FILE KEY",
             abstract: "Print the type of a stored value, as defaults(1) does: 'Type is integer'.",
-            options: storeOptions,
+            options: storeOptions + LayerOptions.specs,
             discussion: [
                 "Prints 'Type is T', T being integer, float, boolean, string, array, dictionary or null. A number "
                     + "written with a '.' or an exponent (1.5, 1e3, 2.0) is a float, any other an integer. A date "
                     + "written with -date is stored as a number (an integer or a float) and data written with -data as a Base64 "
-                    + "string: the JSON file has no date or data type. A key with no stored value exits with 3."
+                    + "string: the JSON file has no date or data type. A key with no stored value exits with 3.",
+                "With layer options (see 'help explain'), the type of the effective value; a secret's type is "
+                    + "printed, never its value.",
             ],
             examples: ["codable-defaults read-type settings.json volume"]),
         CommandSpec(
             command: .write, synopsis: "FILE KEY [-TYPE] VALUE...",
             abstract: "Store a value: JSON text, a string (--string), or typed as defaults(1) does (-int 5).",
-            options: storeOptions + [
+            options: storeOptions + LayerOptions.specs + [
                 OptionSpec(name: "string", valueName: nil, summary: "Store VALUE as a string, not as JSON text.")
             ],
             discussion: [
@@ -88,6 +98,10 @@ struct CommandSpec: Sendable {
                     + "nothing. Each is one atomic update: under the file's lock, the current value is read (with "
                     + "what other processes saved), the elements are added and the result is written durably "
                     + "before the lock is released, so two -array-add run at once keep both elements.",
+                "With layer options (see 'help explain'), the store is written as always, and when an override "
+                    + "shadows KEY a note on standard error says which (codable-defaults: note: \"KEY\" is shadowed "
+                    + "by environment MYSERVICE_KEY; reads give that value); the exit status is 0. Layers are never "
+                    + "written.",
             ],
             examples: [
                 "codable-defaults write settings.json volume 0.8",
@@ -141,7 +155,7 @@ struct CommandSpec: Sendable {
         ),
         CommandSpec(
             command: .keys, synopsis: "FILE", abstract: "Print the stored keys, one per line, in the file's order.",
-            options: storeOptions,
+            options: storeOptions + LayerOptions.specs,
             discussion: [
                 "A key is printed as it is, unless it is empty, starts with a double quote, or holds a control "
                     + "character (a line break, a tab...) or U+2028/U+2029: such a key is printed as a JSON string, "
@@ -186,18 +200,55 @@ struct CommandSpec: Sendable {
         CommandSpec(
             command: .export, synopsis: "FILE [DEST]",
             abstract: "Write the store's JSON to DEST, or to standard output (no DEST, or -).",
-            options: storeOptions,
+            options: storeOptions + LayerOptions.specs,
             discussion: [
                 "Writes the store file's format: one member per line, sorted by key, each value compact. DEST is "
                     + "replaced atomically (created with mode 0600). DEST cannot be the store file itself, however "
                     + "it is spelled (a link, a hard link, a linked directory such as here/s.json with here -> .): "
-                    + "files are compared by device and inode, and such a DEST is a usage error naming both paths."
+                    + "files are compared by device and inode, and such a DEST is a usage error naming both paths.",
+                "With layer options (see 'help explain'), the effective values of every key of the store and of "
+                    + "the layers' files and directories: what a program with these layers reads. A secret value "
+                    + "is exported only with --show-secrets; without, the export exits with 1, naming the key, and "
+                    + "writes nothing.",
             ],
             examples: ["codable-defaults export settings.json backup.json", "codable-defaults export --suite prefs"]),
+        CommandSpec(
+            command: .explain, synopsis: "FILE KEY",
+            abstract: "Print every layer's value of KEY in lookup order, and which one reads give.",
+            options: storeOptions + LayerOptions.specs,
+            discussion: [
+                layersParagraph,
+                "Prints a line per domain or layer that has a value for KEY, in lookup order: a mark ('* ' for "
+                    + "the value reads give, the first; two spaces for the others), where the value is, a tab, and "
+                    + "the value as compact JSON, or <secret> for a secret value without --show-secrets. Where "
+                    + "is one of: environment NAME (the variable), file PATH (an --override or --fallback file, or "
+                    + "a file of a --fallback-dir or --secret-dir), stored PATH (the store file). A NAME or PATH "
+                    + "that holds a tab, a line break or another control character is a JSON string, as 'keys' "
+                    + "prints such a key. When nothing has a value, the one line is '* default<TAB>(none)' (a "
+                    + "program reads its key's default, which the tool does not know) and the exit status is 3.",
+                "  * environment MYSERVICE_VOLUME\t0.9\n"
+                    + "    stored /var/lib/myservice/settings.json\t0.8\n"
+                    + "    file /etc/myservice/defaults.json\t0.5",
+            ],
+            examples: [
+                "codable-defaults explain settings.json volume --env-prefix MYSERVICE_ --fallback /etc/myservice/defaults.json",
+                "codable-defaults explain settings.json token --secret-dir /run/secrets/myservice",
+            ]),
         CommandSpec(
             command: .help, synopsis: "[COMMAND]", abstract: "Show the help of the tool or of a command.",
             options: [], discussion: [], examples: ["codable-defaults help write"]),
     ]
+
+    /// The paragraph on layer options, in the help of each command that takes them.
+    static let layersParagraph =
+        "Layer options read values around the store, as a program opening it with layers does (they are never "
+        + "written, created or locked): overrides win over the stored value (--env-prefix, --secret-env-prefix, "
+        + "--override), fallbacks are read when nothing is stored (--fallback, --fallback-dir, --secret-dir). "
+        + "Each may be given more than once; overrides are read in the order given, then the stored value, then "
+        + "the fallbacks in the order given. A variable is named PREFIX and KEY with letters uppercased and "
+        + "other characters made '_'. A value from the environment or a directory's file is JSON when it parses, "
+        + "else a string. A fallback or override file that is not a JSON object exits with 4, naming its "
+        + "path:line:column; a missing one is empty."
 
     /// The specification of `command`.
     static func spec(for command: Command) -> CommandSpec {
@@ -221,11 +272,12 @@ enum Help {
         EXIT STATUS:
           0  success
           1  failure: writing the store, the export or the output failed; -array-add, -dict-add or update
-             found a value of another type, or update's sum overflows
+             found a value of another type, or update's sum overflows; a secret value to print or export
+             without --show-secrets
           2  usage error (unknown command or option, missing or extra argument, VALUE not JSON)
-          3  key not found (read KEY, read-type KEY, rename OLD, delete KEY without --force)
+          3  key not found (read KEY, read-type KEY, explain KEY, rename OLD, delete KEY without --force)
           4  bad or unreadable file: invalid JSON (with line:column), unreadable, not a regular file, too
-             large; a missing file for check and a missing SOURCE for import
+             large (the store file or a layer's); a missing file for check and a missing SOURCE for import
           5  written, but not confirmed durable (write, update, rename, delete, import): the file holds the
              change, but flushing its directory failed, so it may not survive a power loss (a warning is
              printed)
@@ -273,6 +325,11 @@ enum Help {
             Paths are resolved as the kernel resolves them: with link -> real/sub, link/../s.json is
             real/s.json. FILE, KEY, VALUE and every other argument must be valid UTF-8: an argument that is
             not is a usage error (exit 2), never used with its bytes replaced.
+
+            LAYERS: read, read-type, keys, export, write and explain take read-only layers around the store, as
+            a program does: --env-prefix PREFIX, --secret-env-prefix PREFIX and --override FILE win over the
+            stored value; --fallback FILE, --fallback-dir DIR and --secret-dir DIR are read when nothing is
+            stored. Secret values are printed only with --show-secrets. See 'codable-defaults help explain'.
 
             OPTIONS:
               -h, --help         Show help; also 'codable-defaults help COMMAND' and 'COMMAND --help'.

@@ -4,7 +4,7 @@ import Foundation
 enum Command: String, CaseIterable, Sendable {
     case read
     case readType = "read-type"
-    case write, update, rename, delete, keys, check, watch, `import`, export, help
+    case write, update, rename, delete, keys, check, watch, `import`, export, explain, help
 }
 
 /// Where the store file of a command is: a path, a suite, or an app's standard store.
@@ -32,11 +32,11 @@ enum StoreLocation: Sendable, Equatable {
 /// One fully parsed and checked invocation of the tool.
 enum Request: Sendable, Equatable {
     /// `read FILE [KEY]`.
-    case read(StoreLocation, key: String?)
+    case read(StoreLocation, key: String?, layers: LayerOptions)
     /// `read-type FILE KEY`.
-    case readType(StoreLocation, key: String)
+    case readType(StoreLocation, key: String, layers: LayerOptions)
     /// `write FILE KEY VALUE [--string]` or `write FILE KEY -TYPE VALUE...`.
-    case write(StoreLocation, key: String, value: WriteValue)
+    case write(StoreLocation, key: String, value: WriteValue, layers: LayerOptions)
     /// `update FILE KEY --add N`.
     case update(StoreLocation, key: String, add: String)
     /// `rename FILE OLD NEW`.
@@ -44,7 +44,7 @@ enum Request: Sendable, Equatable {
     /// `delete FILE KEY... [--force]` or `delete FILE --all`.
     case delete(StoreLocation, keys: [String], all: Bool, force: Bool)
     /// `keys FILE`.
-    case keys(StoreLocation)
+    case keys(StoreLocation, layers: LayerOptions)
     /// `check FILE`.
     case check(StoreLocation)
     /// `watch FILE [KEY...] [--initial]`.
@@ -52,7 +52,9 @@ enum Request: Sendable, Equatable {
     /// `import FILE SOURCE`.
     case importMembers(StoreLocation, source: String)
     /// `export FILE [DEST]`.
-    case export(StoreLocation, destination: String?)
+    case export(StoreLocation, destination: String?, layers: LayerOptions)
+    /// `explain FILE KEY`.
+    case explain(StoreLocation, key: String, layers: LayerOptions)
     /// `--help`, `help [COMMAND]` or `COMMAND --help`.
     case help(Command?)
     /// `--version`.
@@ -72,6 +74,7 @@ enum Request: Sendable, Equatable {
         case .watch: return .watch
         case .importMembers: return .import
         case .export: return .export
+        case .explain: return .explain
         case .help, .version: return nil
         }
     }

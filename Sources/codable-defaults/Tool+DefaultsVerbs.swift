@@ -10,8 +10,14 @@ import Foundation
 extension Tool {
     /// `read-type FILE KEY`: prints `Type is integer`, `float`, `boolean`, `string`, `array`, `dictionary`
     /// or `null`.
-    func readType(_ location: StoreLocation, key: String) throws(ToolError) {
-        let defaults = try open(location)
+    func readType(_ location: StoreLocation, key: String, layers: LayerOptions) throws(ToolError) {
+        let defaults = try open(location, layers: layers)
+        if !layers.isEmpty {
+            // The type of the effective value; a secret's type is printed, never its value.
+            let value = try effectiveValue(defaults, key: key, secrets: .shown)
+            try Output.print("Type is \(Self.typeName(of: value))\n")
+            return
+        }
         guard defaults.hasStoredValue(forKey: key) else {
             throw ToolError(.keyNotFound, "\(path(of: defaults)): key \(KeyText.message(key)): no value stored")
         }
@@ -32,10 +38,17 @@ extension Tool {
     }
 
     /// `write FILE KEY -TYPE VALUE...`.
-    func write(_ location: StoreLocation, key: String, typed value: TypedValue) throws(ToolError) {
+    func write(_ location: StoreLocation, key: String, typed value: TypedValue, layers: LayerOptions) throws(ToolError)
+    {
         try refuseReserved(key, command: .write)
         try KeyText.checkLength(key, command: .write)
-        let defaults = try open(location)
+        let defaults = try open(location, layers: layers)
+        try notingShadowing(of: key, in: defaults) { () throws(ToolError) in try write(defaults, key: key, typed: value)
+        }
+    }
+
+    /// Writes `value` under `key` in `defaults`, durably.
+    private func write(_ defaults: Defaults, key: String, typed value: TypedValue) throws(ToolError) {
         switch value {
         case .json(let json):
             defaults.set(json, forKey: key)

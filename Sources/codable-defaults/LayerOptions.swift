@@ -1,0 +1,89 @@
+import CodableDefaults
+import Foundation
+
+/// The read-only layers a command reads around the store (`--env-prefix`, `--override`, `--fallback`...), in
+/// the order given on the command line, and whether secret values may be printed.
+///
+/// Without layer options a command reads the stored values only, as it always did. With them, it reads what a
+/// program opening the store with these layers reads (``Defaults/Layer``): the overrides, the stored value,
+/// then the fallbacks, first found wins.
+struct LayerOptions: Sendable, Equatable {
+    /// One layer as given on the command line; a path as written (made absolute when the store is opened).
+    enum Layer: Sendable, Equatable {
+        /// `--env-prefix PREFIX` or, secret, `--secret-env-prefix PREFIX`: the tool's own environment.
+        case environment(prefix: String, secret: Bool)
+        /// `--override FILE` or `--fallback FILE`: a JSON file.
+        case file(String)
+        /// `--fallback-dir DIR` or, secret, `--secret-dir DIR`: a directory of one file per key.
+        case directory(String, secret: Bool)
+    }
+
+    /// The layers read before the stored value, in order.
+    var overrides: [Layer] = []
+    /// The layers read after the stored value, in order.
+    var fallbacks: [Layer] = []
+    /// `--show-secrets`: print secret values instead of refusing or hiding them.
+    var showSecrets = false
+
+    /// Whether no layer is given: the command reads the stored values only.
+    var isEmpty: Bool { overrides.isEmpty && fallbacks.isEmpty }
+
+    /// The options, as each command that reads layers lists them in its help.
+    static let specs = [
+        OptionSpec(
+            name: "env-prefix", valueName: "PREFIX", repeatable: true,
+            summary: "Override with the environment: KEY server.port is $PREFIXSERVER_PORT."),
+        OptionSpec(
+            name: "override", valueName: "FILE", repeatable: true, summary: "Override with the JSON object in FILE."),
+        OptionSpec(
+            name: "fallback", valueName: "FILE", repeatable: true,
+            summary: "Fall back to the JSON object in FILE when nothing is stored."),
+        OptionSpec(
+            name: "fallback-dir", valueName: "DIR", repeatable: true,
+            summary: "Fall back to DIR's files: one per key, its contents the value."),
+        OptionSpec(
+            name: "secret-dir", valueName: "DIR", repeatable: true,
+            summary: "As --fallback-dir, its values secret (not printed)."),
+        OptionSpec(
+            name: "secret-env-prefix", valueName: "PREFIX", repeatable: true,
+            summary: "As --env-prefix, its values secret (not printed)."),
+        OptionSpec(name: "show-secrets", valueName: nil, summary: "Print secret values."),
+    ]
+
+    /// The layers of the layer options in `options` (name and value, in the order given), and `--show-secrets`.
+    ///
+    /// - Throws: A usage error for an empty PREFIX, FILE or DIR.
+    init(_ options: [(name: String, value: String)], showSecrets: Bool, command: Command) throws(ToolError) {
+        self.showSecrets = showSecrets
+        for (name, value) in options {
+            if value.isEmpty {
+                let valueName = Self.specs.first { $0.name == name }?.valueName ?? "value"
+                throw .usage("--\(name) \(valueName) is empty", command: command)
+            }
+            switch name {
+            case "env-prefix": overrides.append(.environment(prefix: value, secret: false))
+            case "secret-env-prefix": overrides.append(.environment(prefix: value, secret: true))
+            case "override": overrides.append(.file(value))
+            case "fallback": fallbacks.append(.file(value))
+            case "fallback-dir": fallbacks.append(.directory(value, secret: false))
+            case "secret-dir": fallbacks.append(.directory(value, secret: true))
+            default: continue
+            }
+        }
+    }
+
+    /// No layers.
+    init() {}
+
+    /// The library's layers for `layers`: paths made absolute against the current directory.
+    static func libraryLayers(_ layers: [Layer]) -> [Defaults.Layer] {
+        layers.map { layer in
+            switch layer {
+            case .environment(let prefix, let secret): .environment(prefix: prefix, secret: secret)
+            case .file(let path): .file(URL(fileURLWithPath: KernelPath.absolute(path)))
+            case .directory(let path, let secret):
+                .directory(URL(fileURLWithPath: KernelPath.absolute(path)), secret: secret)
+            }
+        }
+    }
+}
