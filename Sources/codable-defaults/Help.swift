@@ -352,11 +352,13 @@ enum Help {
             text += "\n" + spec.discussion.map(wrapped).joined(separator: "\n\n") + "\n"
         }
         text += "\nOPTIONS:\n"
-        for option in spec.options {
-            let left = "--\(option.name)" + (option.valueName.map { " \($0)" } ?? "")
-            text += "  " + left.padded(to: 19) + option.summary + "\n"
+        let lefts = spec.options.map { "--\($0.name)" + ($0.valueName.map { " \($0)" } ?? "") }
+        // Summaries line up after the longest option (as wide as 19 columns at least).
+        let width = max(19, (lefts.map(\.count).max() ?? 0) + 2)
+        for (left, option) in zip(lefts, spec.options) {
+            text += "  " + left.padded(to: width) + option.summary + "\n"
         }
-        text += "  " + "-h, --help".padded(to: 19) + "Show this help.\n"
+        text += "  " + "-h, --help".padded(to: width) + "Show this help.\n"
         if !spec.examples.isEmpty {
             text += "\nEXAMPLES:\n" + spec.examples.map { "  \($0)\n" }.joined()
         }

@@ -32,7 +32,7 @@ struct LayerOptions: Sendable, Equatable {
     static let specs = [
         OptionSpec(
             name: "env-prefix", valueName: "PREFIX", repeatable: true,
-            summary: "Override with the environment: KEY server.port is $PREFIXSERVER_PORT."),
+            summary: "Override with the environment (KEY server.port: PREFIXSERVER_PORT)."),
         OptionSpec(
             name: "override", valueName: "FILE", repeatable: true, summary: "Override with the JSON object in FILE."),
         OptionSpec(
