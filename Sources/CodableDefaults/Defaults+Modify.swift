@@ -13,9 +13,10 @@ extension Defaults {
     /// are atomic with each other. The write happens now, whatever ``saveMode`` says; other unsaved changes
     /// stay pending. When `body` leaves the value as it was, nothing is written.
     ///
-    /// `body` gets the stored value (an unsaved change made in this process counts), else the registered
-    /// value, else the key's default. The argument domain (`-key value`) is not applied: `body` works on the
-    /// stored value, and while the argument is present reads still return the argument's value. Setting
+    /// `body` gets the stored value (an unsaved change made in this process counts), else the first fallback
+    /// layer's value (see ``Layer``), else the registered value, else the key's default. The argument domain
+    /// (`-key value`) and override layers are not applied: `body` works on the stored value, and while they have a
+    /// value reads still return theirs. Setting
     /// `nil` for an optional key removes the stored value.
     ///
     /// `body` runs once, on the calling thread, and may read this store. What needs the store's lock is
@@ -48,13 +49,16 @@ extension Defaults {
                     ? nil : try Codec.encode(value, key: key.name, encoder: encoder, maxDepth: store.maxDepth)
             }
             let stored = fragments[0]
-            let registered = stored == nil ? store.registeredFragment(key.name) : nil
+            let below = stored == nil ? store.valueBelowStored(key.name) : nil
             var value = key.defaultValue
-            if let fragment = stored ?? registered {
-                value = try Codec.decode(Value.self, from: fragment, key: key.name, path: store.path)
+            if let fragment = stored ?? below?.bytes {
+                value = try Codec.decode(
+                    Value.self, from: fragment, key: key.name, path: store.path,
+                    secret: key.isSecret || below?.isSecret == true)
             }
-            // With nothing stored, a closure that leaves the registered value or the default stores nothing.
-            let start = try stored == nil ? (registered ?? encode(value)) : nil
+            // With nothing stored, a closure that leaves the fallback, the registered value or the default stores
+            // nothing.
+            let start = try stored == nil ? (below?.bytes ?? encode(value)) : nil
             let result = try body(&value)
             let new = try encode(value)
             fragments[0] = stored == nil && new == start ? nil : new

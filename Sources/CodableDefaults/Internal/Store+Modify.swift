@@ -173,9 +173,14 @@ extension Store {
         DefaultsError(.writeFailed, "the storage did not run the update; nothing was written", path: path)
     }
 
-    /// The registered value of `name` (the registration domain), or `nil`.
-    func registeredFragment(_ name: String) -> [UInt8]? {
-        state.withLock { $0.cells[MemberName(name)]?.registered }
+    /// What a read of `name` gives when nothing is stored: its first fallback layer's value (and whether that is
+    /// secret), else its registered value; `nil` when neither has one.
+    func valueBelowStored(_ name: String) -> (bytes: [UInt8], isSecret: Bool)? {
+        state.withLock { state in
+            guard let cell = state.existingCell(named: name) else { return nil }
+            if let fallback = cell.fallback { return (fallback.bytes, fallback.isSecret) }
+            return cell.registered.map { ($0, false) }
+        }
     }
 }
 

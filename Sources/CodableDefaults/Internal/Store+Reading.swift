@@ -82,7 +82,7 @@ extension Store {
         case .pending(let box):
             if let typed = box.value as? Value { return typed }
             let fragment = try Codec.encode(box.value, key: name, encoder: Codec.makeEncoder(), maxDepth: maxDepth)
-            return try Codec.decode(type, from: fragment, key: name, path: path)
+            return try Codec.decode(type, from: fragment, key: name, path: path, secret: secret)
         case .raw(let fragment):
             guard case .layer(let layer) = origin else {
                 return try Codec.decode(type, from: fragment, key: name, path: path, secret: secret)
