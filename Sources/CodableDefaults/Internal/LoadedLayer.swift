@@ -33,14 +33,28 @@ struct LoadedLayer: Sendable {
     /// The file's identity when it was read (a file layer), so a watch event that changed nothing reads nothing.
     private(set) var identity: FileIdentity?
 
-    /// The file or directory a watcher must watch: its directory and its name (`""`: every entry), or `nil`.
-    var watched: (directory: String, name: String)? {
+    /// What watchers must watch for this layer, each a directory and a name in it (`""`: every entry).
+    ///
+    /// A file: every entry of its directory, not only its name, because a file behind a symbolic link changes
+    /// when another entry does (Kubernetes mounts a config map as `name -> ..data/name` and updates it by
+    /// renaming `..data`); and, when the path leads elsewhere through links, the file it leads to now. A
+    /// directory: its every entry. A watch event only makes the layer be read again (a file whose identity did
+    /// not change is not), so watching wide costs a `stat`.
+    var watched: [(directory: String, name: String)] {
         switch layer.kind {
         case .file(let path):
             let url = URL(fileURLWithPath: path)
-            return (url.deletingLastPathComponent().path, url.lastPathComponent)
-        case .directory(let path): return (path, "")
-        case .environment, .values: return nil
+            var watched = [(url.deletingLastPathComponent().path, "")]
+            if let resolved = realpath(path, nil) {
+                defer { free(resolved) }
+                let target = URL(fileURLWithPath: String(cString: resolved))
+                if target.deletingLastPathComponent().path != url.deletingLastPathComponent().path {
+                    watched.append((target.deletingLastPathComponent().path, target.lastPathComponent))
+                }
+            }
+            return watched
+        case .directory(let path): return [(path, "")]
+        case .environment, .values: return []
         }
     }
 
@@ -57,7 +71,7 @@ struct LoadedLayer: Sendable {
         case .directory(let path):
             try readDirectory(path, options: options)
         case .values(let given, let label):
-            for (name, value) in given {
+            for (name, value) in given where name != Defaults.schemaVersionKey {
                 let bytes = try JSONValueBytes.fragment(value, key: name, maxDepth: options.maximumDepth)
                 values[MemberName(name)] = LayerValue(bytes: bytes, source: .values(label: label), isSecret: false)
             }
@@ -105,9 +119,22 @@ struct LoadedLayer: Sendable {
 
     // MARK: Reading
 
+    /// A layer's file read as the store reads its own (`nil` when missing), its errors speaking of a layer's file.
+    private static func read(
+        _ path: String, maxSize: Int
+    ) throws(DefaultsError) -> (bytes: [UInt8], identity: FileIdentity)? {
+        do {
+            return try DurableFile(path: path).read(maxSize: maxSize)
+        } catch {
+            let message = error.message.replacing("the store file", with: "the layer's file")
+                .replacing("the store path", with: "the layer's path")
+            throw DefaultsError(error.code, message, path: error.path, key: error.key, errno: error.errno)
+        }
+    }
+
     /// Reads a JSON file layer: a missing file is empty.
     private mutating func readFile(_ path: String, options: Defaults.Options) throws(DefaultsError) {
-        guard let (bytes, identity) = try DurableFile(path: path).read(maxSize: options.maximumFileSize) else { return }
+        guard let (bytes, identity) = try Self.read(path, maxSize: options.maximumFileSize) else { return }
         self.identity = identity
         guard !bytes.isEmpty else { return }
         let index: DocumentIndex
@@ -124,6 +151,8 @@ struct LoadedLayer: Sendable {
         }
         for position in 0..<index.count {
             let name = index.key(at: position)
+            // The store's reserved schema member is the store's own: a layer does not supply it.
+            if name == Defaults.schemaVersionKey { continue }
             if name.utf8.count > options.maximumKeyLength {
                 throw Store.keyTooLong(name, limit: options.maximumKeyLength, path: path)
             }
@@ -143,15 +172,17 @@ struct LoadedLayer: Sendable {
             }
             throw DefaultsError(.readFailed, "the directory cannot be listed", path: path, errno: code)
         }
-        for name in names.sorted() where !name.hasPrefix(".") {
+        for name in names.sorted() where !name.hasPrefix(".") && name != Defaults.schemaVersionKey {
             let file = path.hasSuffix("/") ? path + name : path + "/" + name
             let read: (bytes: [UInt8], identity: FileIdentity)?
             do throws(DefaultsError) {
-                read = try DurableFile(path: file).read(maxSize: options.maximumFileSize)
+                read = try Self.read(file, maxSize: options.maximumFileSize)
             } catch  where error.code == .notARegularFile {
                 continue  // A subdirectory or a device: not a key (the documented rule).
             }
-            guard var bytes = read?.bytes else { continue }  // Removed since the listing.
+            // Removed since the listing; or empty: a writer that creates the file and then writes it (`echo v > f`)
+            // would otherwise hand observers an empty value for a moment, so an empty file is no value.
+            guard var bytes = read?.bytes, !bytes.isEmpty else { continue }
             if name.utf8.count > options.maximumKeyLength {
                 throw Store.keyTooLong(name, limit: options.maximumKeyLength, path: file)
             }

@@ -38,11 +38,12 @@ extension Store {
         let generation = stack.generation
         var watchers: [FileWatcher] = []
         for (position, layer) in (stack.overrides + stack.fallbacks).enumerated() {
-            guard let (directory, name) = layer.watched else { continue }
-            watchers.append(
-                FileWatcher(directory: directory, name: name, queue: queue) { [weak self] in
-                    self?.rereadLayer(position, generation: generation)
-                })
+            for (directory, name) in layer.watched {
+                watchers.append(
+                    FileWatcher(directory: directory, name: name, queue: queue) { [weak self] in
+                        self?.rereadLayer(position, generation: generation)
+                    })
+            }
         }
         return watchers
     }

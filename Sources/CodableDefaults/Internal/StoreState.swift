@@ -119,8 +119,13 @@ struct StoreState {
             let overridden = layers.override(for: cell.name)
             let fallback = layers.fallback(for: cell.name)
             guard overridden != cell.overridden || fallback != cell.fallback else { continue }
+            let before = Self.visible(cell.argument != nil, cell.overridden, cell.stored.isPresent, cell.fallback)
             cell.overridden = overridden
             cell.fallback = fallback
+            // A layer value hidden by a domain above it (a fallback under a stored value) changes no read.
+            guard before != Self.visible(cell.argument != nil, overridden, cell.stored.isPresent, fallback) else {
+                continue
+            }
             cell.version &+= 1
             changed.insert(name)
         }
@@ -129,12 +134,26 @@ struct StoreState {
         previous.forEachListedName { listed.insert(MemberName($0)) }
         layers.forEachListedName { listed.insert(MemberName($0)) }
         for name in listed where cells[name] == nil {
-            let before = (previous.override(for: name.string), previous.fallback(for: name.string))
-            guard before != (layers.override(for: name.string), layers.fallback(for: name.string)) else { continue }
+            let isStored = base.contains(name.string)
+            let before = Self.visible(
+                false, previous.override(for: name.string), isStored, previous.fallback(for: name.string))
+            let after = Self.visible(
+                false, layers.override(for: name.string), isStored, layers.fallback(for: name.string))
+            guard before != after else { continue }
             _ = cell(named: name.string)
             changed.insert(name)
         }
         return changed
+    }
+
+    /// The layer value a read gives, when a layer wins the lookup order (`nil` when a domain does): the argument
+    /// domain hides every layer, an override wins over the stored value, a fallback only shows with nothing stored.
+    private static func visible(
+        _ hasArgument: Bool, _ overridden: LayerValue?, _ isStored: Bool, _ fallback: LayerValue?
+    ) -> LayerValue? {
+        if hasArgument { return nil }
+        if let overridden { return overridden }
+        return isStored ? nil : fallback
     }
 
     // MARK: Taking in what the storage holds
