@@ -333,4 +333,128 @@ import Testing
         }
         #expect(seen == ["0.1 stored", "fallback"])
     }
+
+    @Test func aFileLayerMountedTheKubernetesWayIsReadAgainWhenTheMountIsSwapped() async throws {
+        // A config map mounted as a volume: `defaults.json -> ..data/defaults.json`, `..data -> ..v1`; an update
+        // makes `..v2` and renames a new `..data` link over the old one.
+        let dir = try TemporaryDirectory()
+        let mount = dir.file("config")
+        let files = FileManager.default
+        try files.createDirectory(at: mount.appendingPathComponent("..v1"), withIntermediateDirectories: true)
+        try write("{\"volume\": 0.25}", to: mount.appendingPathComponent("..v1/defaults.json"))
+        try files.createSymbolicLink(atPath: mount.appendingPathComponent("..data").path, withDestinationPath: "..v1")
+        try files.createSymbolicLink(
+            atPath: mount.appendingPathComponent("defaults.json").path, withDestinationPath: "..data/defaults.json")
+        let defaults = try open(dir, fallbacks: [.file(mount.appendingPathComponent("defaults.json"))])
+        #expect(defaults[Self.volume] == 0.25)
+        let seen = Recorder<Double>()
+        let token = defaults.observe(Self.volume) { seen.append($0.newValue) }
+        try files.createDirectory(at: mount.appendingPathComponent("..v2"), withIntermediateDirectories: true)
+        try write("{\"volume\": 0.75}", to: mount.appendingPathComponent("..v2/defaults.json"))
+        try files.createSymbolicLink(
+            atPath: mount.appendingPathComponent("..data_tmp").path, withDestinationPath: "..v2")
+        #expect(
+            rename(mount.appendingPathComponent("..data_tmp").path, mount.appendingPathComponent("..data").path) == 0)
+        #expect(try await eventually { seen.values == [0.75] })
+        token.cancel()
+    }
+
+    @Test func aFileLayerThatLinksIntoAnotherDirectorySeesEditsOfItsTarget() async throws {
+        let dir = try TemporaryDirectory()
+        let target = dir.file("opt/real.json")
+        try FileManager.default.createDirectory(
+            at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: dir.file("etc"), withIntermediateDirectories: true)
+        try write("{\"volume\": 0.25}", to: target)
+        let link = dir.file("etc/defaults.json")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: target.path)
+        let defaults = try open(dir, fallbacks: [.file(link)])
+        let seen = Recorder<Double>()
+        let token = defaults.observe(Self.volume) { seen.append($0.newValue) }
+        try write("{\"volume\": 0.5}", to: target)
+        #expect(try await eventually { seen.values == [0.5] })
+        token.cancel()
+    }
+
+    @Test func modifyStartsFromTheFallbackWhenNothingIsStored() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try open(dir, fallbacks: [.values(["volume": 0.25])])
+        var seen: Double?
+        try defaults.modify(Self.volume) { value in
+            seen = value
+            value += 0.125
+        }
+        #expect(seen == 0.25)
+        #expect(defaults[Self.volume] == 0.375)
+        #expect(defaults.source(of: Self.volume) == .stored(path: dir.file().path))
+    }
+
+    /// A value type whose decoder's error quotes the value it could not take.
+    enum Mode: String, Codable, Sendable { case fast, slow }
+
+    @Test func aSecretKeysValueStaysOutOfErrorsBeforeItIsSavedAndInModify() throws {
+        let dir = try TemporaryDirectory()
+        let secret = "hunter2-unsaved"
+        let defaults = try open(dir)
+        defaults.set(secret, forKey: "mode")
+        let secretKey = Defaults.Key<Mode>("mode", default: .fast, secret: true)
+        let unsaved = try #require(loudError(defaults, secretKey))
+        #expect(!unsaved.description.contains(secret), "\(unsaved)")
+        // The same read of a key not marked secret shows the decoder's words, value and all: the test can see it.
+        #expect(
+            try #require(loudError(defaults, Defaults.Key<Mode>("mode", default: .fast))).description.contains(secret))
+        try defaults.flush()
+        let error = #expect(throws: DefaultsError.self) { try defaults.modify(secretKey) { $0 = .slow } }
+        #expect(error?.code == .decodingFailed)
+        #expect(error.map { !$0.description.contains(secret) } == true, "\(String(describing: error))")
+    }
+
+    @Test func anEmptyFileInADirectoryIsNoValueAndTheReservedNameIsNotALayers() throws {
+        let dir = try TemporaryDirectory()
+        let secrets = dir.file("secrets")
+        try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
+        try write("", to: secrets.appendingPathComponent("name"))
+        try write("7", to: secrets.appendingPathComponent(Defaults.schemaVersionKey))
+        let etc = dir.file("defaults.json")
+        try write("{\"$schemaVersion\": 99, \"volume\": 0.25}", to: etc)
+        let defaults = try open(dir, fallbacks: [.directory(secrets), .file(etc)])
+        #expect(defaults[Self.name] == "default")
+        #expect(defaults.object(forKey: Defaults.schemaVersionKey) == nil)
+        #expect(try defaults.layeredValues(forKey: Defaults.schemaVersionKey).isEmpty)
+        #expect(defaults[Self.volume] == 0.25)
+    }
+
+    @Test func aFallbackChangeUnderAStoredValueTellsNobody() async throws {
+        let dir = try TemporaryDirectory()
+        let etc = dir.file("defaults.json")
+        try write("{\"volume\": 0.25, \"name\": \"a\"}", to: etc)
+        let defaults = try open(dir, fallbacks: [.file(etc)])
+        defaults[Self.volume] = 0.9
+        let told = Recorder<Set<String>>()
+        let token = defaults.observeAll { told.append($0) }
+        try write("{\"volume\": 0.125, \"name\": \"b\"}", to: etc)
+        #expect(try await eventually { !told.values.isEmpty })
+        #expect(told.values == [["name"]], "volume's stored value hides its fallback")
+        #expect(defaults[Self.volume] == 0.9)
+        token.cancel()
+    }
+
+    @Test func aLayerErrorSpeaksOfTheLayersFileNotTheStores() throws {
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file())
+        let error = #expect(throws: DefaultsError.self) { try defaults.setLayers(fallbacks: [.file(dir.url)]) }
+        #expect(error?.code == .notARegularFile)
+        #expect(error?.message.contains("layer's path") == true, "\(String(describing: error))")
+    }
+
+    @Test func observationTrackingIsToldOfALayerEdit() throws {
+        let dir = try TemporaryDirectory()
+        let etc = dir.file("defaults.json")
+        try write("{\"volume\": 0.25}", to: etc)
+        let defaults = try open(dir, fallbacks: [.file(etc)])
+        let signal = tracking { defaults[Self.volume] }
+        try write("{\"volume\": 0.5}", to: etc)
+        #expect(signal.wait())
+        #expect(defaults[Self.volume] == 0.5)
+    }
 }
