@@ -23,7 +23,8 @@ extension Defaults {
 
     /// Observes the value of `key`: `handler` is called after each change of the key's effective value.
     ///
-    /// The effective value is what the subscript returns: the stored value, else the key's default. The
+    /// The effective value is what the subscript returns, in the lookup order of a read (argument domain,
+    /// override layers, stored value, fallback layers, registered value, the key's default; see ``Layer``). The
     /// handler runs only when it really changed (compared with `==` for `Equatable` values, as JSON
     /// otherwise): setting an equal value again calls nothing. It runs for sets, removals, resets,
     /// ``removeAll()``, ``batch(_:)``s and ``reload()``s made in this process, and for changes other

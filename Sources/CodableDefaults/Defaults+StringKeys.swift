@@ -38,8 +38,8 @@ extension Defaults {
         store.register(fragments)
     }
 
-    /// The effective value of a key, untyped: the argument domain, else the stored value, else the
-    /// registered value; `nil` when none has one (a stored JSON `null` is ``JSONValue/null``), or when its
+    /// The effective value of a key, untyped: the argument domain, else an override layer, else the stored
+    /// value, else a fallback layer, else the registered value (see ``Layer``); `nil` when none has one (a stored JSON `null` is ``JSONValue/null``), or when its
     /// value cannot be a `JSONValue` (an object with two names that differ only in Unicode normalization;
     /// the error goes to ``onError``).
     ///
@@ -67,12 +67,12 @@ extension Defaults {
         store.effectiveValue(type, name: name)
     }
 
-    /// Stores a value under a string key; `nil` removes the stored value (reads then fall back to the
-    /// registered value).
+    /// Stores a value under a string key; `nil` removes the stored value (reads then fall back to a fallback
+    /// layer's or the registered value).
     ///
     /// Written according to ``saveMode``; the value is encoded at the next save (use ``set(_:for:)`` with a
-    /// typed key to encode at once). A key present in the argument domain keeps reading the argument's value
-    /// while it is present, as with `UserDefaults`; the stored value is still written.
+    /// typed key to encode at once). A key present in the argument domain or an override layer keeps reading
+    /// that value while it is present, as with `UserDefaults`; the stored value is still written.
     ///
     /// - Parameters:
     ///   - value: Any `Codable & Sendable` value, or `nil`.
@@ -83,7 +83,7 @@ extension Defaults {
         do { try store.set(untyped: value, name: name, mode: saveMode) } catch { store.report(error) }
     }
 
-    /// Removes the stored value of a key: reads fall back to the registered value, if any.
+    /// Removes the stored value of a key: reads fall back to a fallback layer's or the registered value, if any.
     ///
     /// - Parameter name: The key's name.
     public func removeValue(forKey name: String) {
@@ -94,7 +94,7 @@ extension Defaults {
     /// Removes the stored value of a key: the same as ``removeValue(forKey:)``, under the name
     /// `UserDefaults` gives it.
     ///
-    /// Reads fall back to the registered value, if any; observers see the change. Written according to
+    /// Reads fall back to a fallback layer's or the registered value, if any; observers see the change. Written according to
     /// ``saveMode``. A reserved name is refused and reported to ``onError``, as by ``removeValue(forKey:)``.
     ///
     /// - Parameter name: The key's name.
