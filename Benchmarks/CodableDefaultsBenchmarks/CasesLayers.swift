@@ -19,7 +19,7 @@ enum LayerCases {
             try Files.write(Array("{\"fromFile\": 11}".utf8), to: directory.file("fallback.json"))
             let defaults = try Defaults(
                 url: directory.url("store.json"), saveMode: .manual,
-                overrides: [.environment(["BENCH_OVERRIDDEN": "7"]) { "BENCH_" + $0.uppercased() }],
+                overrides: [.environment(["BENCH_OVERRIDDEN": "7"], prefix: "BENCH_")],
                 fallbacks: [.file(directory.url("fallback.json"))])
             let cases: [(String, Defaults.Key<Int>, Int)] = [
                 (stored, Defaults.Key<Int>(SampleValue.key(40), default: -1), 280),

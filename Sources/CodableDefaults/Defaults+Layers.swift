@@ -40,7 +40,7 @@ extension Defaults {
     /// description or the command-line tool's output (unless it is run with `--show-secrets`).
     public struct Layer: Sendable, CustomStringConvertible, CustomReflectable {
         enum Kind: Sendable {
-            case environment(prefix: String, variables: [String: String]?, naming: @Sendable (String) -> String)
+            case environment(prefix: String, variables: [String: String]?, names: [String: String])
             case file(path: String)
             case directory(path: String)
             case values([String: JSONValue], label: String)
@@ -51,42 +51,34 @@ extension Defaults {
         /// Whether the layer's values are secret: kept out of every error description and of the tool's output.
         public let isSecret: Bool
 
-        /// The environment variables named `prefix` followed by the key's name mapped by
-        /// ``environmentVariableName(for:prefix:)``: with the prefix `MYSERVICE_`, the key `volume` is read from
-        /// `MYSERVICE_VOLUME` and `server.port` from `MYSERVICE_SERVER_PORT`.
+        /// Environment variables: the key `volume` is read from `<prefix>VOLUME` and `server.port` from
+        /// `<prefix>SERVER_PORT` (the rule of ``environmentVariableName(for:prefix:)``), or from the variable
+        /// `names` gives for it.
         ///
-        /// The process's environment is read once, when the layers are set. The environment names no keys, so a
-        /// variable supplies a value only for a name the store is asked about (a read, a registered default, a
-        /// stored value); ``Defaults/keys`` and ``Defaults/dictionaryRepresentation()`` do not list names found
-        /// only in the environment.
+        /// The variables are `variables`, or when it is `nil` the process's environment, read once when the
+        /// layers are set. The environment names no keys, so a variable supplies a value only for a name the store
+        /// is asked about (a read, a registered default, a stored value); ``Defaults/keys`` and
+        /// ``Defaults/dictionaryRepresentation()`` do not list names found only in the environment.
         ///
-        /// - Parameters:
-        ///   - prefix: What every variable's name starts with, e.g. `"MYSERVICE_"`.
-        ///   - secret: Whether the values are secret.
-        public static func environment(prefix: String, secret: Bool = false) -> Layer {
-            Layer(
-                kind: .environment(
-                    prefix: prefix, variables: nil, naming: { environmentVariableName(for: $0, prefix: prefix) }),
-                isSecret: secret)
-        }
-
-        /// Environment variables with a mapping of your own from key name to variable name (the prefix is not
-        /// added for you), read from `variables` or, when it is `nil`, from the process's environment when the
-        /// layers are set.
+        /// The mapping is data, not a closure, so that no code of yours runs while the store holds its lock.
+        ///
+        /// ```swift
+        /// let layer = Defaults.Layer.environment(prefix: "MYSERVICE_", names: ["log.level": "LOG_LEVEL"])
+        /// ```
         ///
         /// - Parameters:
         ///   - variables: The variables, or `nil` for the process's environment.
+        ///   - prefix: What every variable's name starts with under the rule, e.g. `"MYSERVICE_"`.
+        ///   - names: Variables for particular keys, by key name, used as they are (no prefix added); these keys
+        ///     are read only from their variable.
         ///   - secret: Whether the values are secret.
-        ///   - naming: The variable that holds a key's value, e.g. `{ "MYSERVICE_" + $0.uppercased() }`. Called
-        ///     with the store's lock held: it must not use the store.
         public static func environment(
-            _ variables: [String: String]? = nil, secret: Bool = false,
-            naming: @escaping @Sendable (String) -> String
+            _ variables: [String: String]? = nil, prefix: String, names: [String: String] = [:], secret: Bool = false
         ) -> Layer {
-            Layer(kind: .environment(prefix: "", variables: variables, naming: naming), isSecret: secret)
+            Layer(kind: .environment(prefix: prefix, variables: variables, names: names), isSecret: secret)
         }
 
-        /// The name of the variable that holds `key` under `prefix` in ``environment(prefix:secret:)``: the
+        /// The name of the variable that holds `key` under `prefix` in ``environment(_:prefix:names:secret:)``: the
         /// prefix, then the key with ASCII letters uppercased and every character other than an ASCII letter or
         /// digit replaced by `_` (`server.port` → `SERVER_PORT`, `maxConnections` → `MAXCONNECTIONS`).
         ///
@@ -95,7 +87,7 @@ extension Defaults {
             var name = prefix
             for scalar in key.unicodeScalars {
                 switch scalar {
-                case "a"..."z": name.unicodeScalars.append(Unicode.Scalar(scalar.value - 32)!)
+                case "a"..."z": name.unicodeScalars.append(Unicode.Scalar(UInt8(scalar.value - 32)))
                 case "A"..."Z", "0"..."9": name.unicodeScalars.append(scalar)
                 default: name.append("_")
                 }
@@ -148,12 +140,10 @@ extension Defaults {
         public var description: String {
             let text: String
             switch kind {
-            case .environment(let prefix, let variables, _):
+            case .environment(let prefix, let variables, let names):
                 text =
-                    prefix.isEmpty
-                    ? "environment (custom names)"
-                    : "environment \(prefix)*"
-                        + (variables == nil ? "" : " (given variables)")
+                    "environment \(prefix)*" + (names.isEmpty ? "" : " and \(names.count) named")
+                    + (variables == nil ? "" : " (given variables)")
             case .file(let path): text = "file \(path)"
             case .directory(let path): text = "directory \(path)"
             case .values(_, let label): text = "values \(KeyDescription.quoted(label))"
@@ -171,7 +161,7 @@ extension Defaults {
     public enum Source: Sendable, Hashable, CustomStringConvertible {
         /// The argument domain: `-key value` on the command line.
         case argument
-        /// An environment variable of an ``Layer/environment(prefix:secret:)`` layer.
+        /// An environment variable of an ``Layer/environment(_:prefix:names:secret:)`` layer.
         case environment(variable: String)
         /// A layer's file: a ``Layer/file(_:secret:)`` layer, or a file of a ``Layer/directory(_:secret:)``.
         case file(path: String)

@@ -61,7 +61,7 @@ import Testing
         let defaults = try open(
             dir,
             overrides: [
-                .environment(variables) { Defaults.Layer.environmentVariableName(for: $0, prefix: "S_") }
+                .environment(variables, prefix: "S_")
             ])
         #expect(defaults[Self.name] == "Guest")
         #expect(defaults[Self.volume] == 0.9)
@@ -74,7 +74,7 @@ import Testing
     @Test func aWrongTypedEnvironmentValueIsReportedNamingTheVariable() throws {
         let dir = try TemporaryDirectory()
         let defaults = try open(
-            dir, overrides: [.environment(["S_VOLUME": "loud"]) { "S_" + $0.uppercased() }])
+            dir, overrides: [.environment(["S_VOLUME": "loud"], prefix: "S_")])
         let reported = Recorder<DefaultsError>()
         defaults.onError = { reported.append($0) }
         let error = #expect(throws: DefaultsError.self) { try defaults.value(for: Self.volume) }
@@ -207,7 +207,7 @@ import Testing
         try write("{\"token\": \"\(secret)\"}", to: secrets.appendingPathComponent("api"))
         try write("\(secret)\n", to: secrets.appendingPathComponent("count"))
         let defaults = try open(
-            dir, overrides: [.environment(["S_PIN": "\"\(secret)\""], secret: true) { "S_" + $0.uppercased() }],
+            dir, overrides: [.environment(["S_PIN": "\"\(secret)\""], prefix: "S_", secret: true)],
             fallbacks: [.directory(secrets, secret: true)])
         var texts: [String] = []
         for error in [
@@ -231,6 +231,7 @@ import Testing
         texts += [parseError?.description ?? "", String(reflecting: parseError)]
         for layer in [
             Defaults.Layer.directory(secrets, secret: true), .environment(prefix: "S_", secret: true),
+            .environment(["S_X": secret], prefix: "S_", names: ["x": "OTHER_X"], secret: true),
             .values(["k": .string(secret)], secret: true),
         ] {
             texts += [layer.description, String(reflecting: layer), dumped(layer)]
@@ -238,7 +239,7 @@ import Testing
         for listed in try defaults.layeredValues(forKey: "pin") + defaults.layeredValues(forKey: "count") {
             texts += [listed.description, String(reflecting: listed), dumped(listed)]
         }
-        #expect(texts.count == 31)
+        #expect(texts.count == 34)
         for text in texts { #expect(!text.contains(secret), "\(text)") }
         for text in texts { #expect(!text.contains("hunter2"), "\(text)") }
         #expect(defaults.string(forKey: "count") == secret, "the value itself is read as usual")
@@ -290,7 +291,7 @@ import Testing
         let etc = dir.file("defaults.json")
         try write("{\"volume\": 0.25}", to: etc)
         let defaults = try open(
-            dir, overrides: [.environment(["S_VOLUME": "0.9"], secret: true) { "S_" + $0.uppercased() }],
+            dir, overrides: [.environment(["S_VOLUME": "0.9"], prefix: "S_", secret: true)],
             fallbacks: [.values(["other": 1]), .file(etc)])
         defaults.register(defaults: ["volume": 0.5])
         defaults[Self.volume] = 0.75
@@ -456,5 +457,16 @@ import Testing
         try write("{\"volume\": 0.5}", to: etc)
         #expect(signal.wait())
         #expect(defaults[Self.volume] == 0.5)
+    }
+
+    @Test func namesGiveAKeyAVariableOfItsOwn() throws {
+        let dir = try TemporaryDirectory()
+        let variables = ["S_VOLUME": "0.1", "LOUDNESS": "0.9", "S_NAME": "Ann"]
+        let defaults = try open(
+            dir, overrides: [.environment(variables, prefix: "S_", names: ["volume": "LOUDNESS", "tags": "S_NAME"])])
+        #expect(defaults[Self.volume] == 0.9)
+        #expect(defaults.source(of: Self.volume) == .environment(variable: "LOUDNESS"))
+        #expect(defaults[Self.name] == "Ann")
+        #expect(defaults.object(forKey: "tags") == "Ann")
     }
 }

@@ -97,8 +97,8 @@ struct LoadedLayer: Sendable {
 
     /// The value this layer supplies for `name`, or `nil`.
     func value(named name: String) -> LayerValue? {
-        guard case .environment(_, _, let naming) = layer.kind else { return values[MemberName(name)] }
-        let variable = naming(name)
+        guard case .environment(let prefix, _, let names) = layer.kind else { return values[MemberName(name)] }
+        let variable = names[name] ?? Defaults.Layer.environmentVariableName(for: name, prefix: prefix)
         guard let text = variables[variable] else { return nil }
         return LayerValue(
             bytes: Self.value(ofText: Array(text.utf8)), source: .environment(variable: variable),
