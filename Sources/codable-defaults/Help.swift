@@ -243,7 +243,8 @@ struct CommandSpec: Sendable {
     static let layersParagraph =
         "Layer options read values around the store, as a program opening it with layers does (they are never "
         + "written, created or locked): overrides win over the stored value (--env-prefix, --secret-env-prefix, "
-        + "--override), fallbacks are read when nothing is stored (--fallback, --fallback-dir, --secret-dir). "
+        + "--override, --secret-override), fallbacks are read when nothing is stored (--fallback, "
+        + "--secret-fallback, --fallback-dir, --secret-dir). "
         + "Each may be given more than once; overrides are read in the order given, then the stored value, then "
         + "the fallbacks in the order given. A variable is named PREFIX and KEY with letters uppercased and "
         + "other characters made '_'. A value from the environment or a directory's file is JSON when it parses, "
@@ -327,9 +328,10 @@ enum Help {
             not is a usage error (exit 2), never used with its bytes replaced.
 
             LAYERS: read, read-type, keys, export, write and explain take read-only layers around the store, as
-            a program does: --env-prefix PREFIX, --secret-env-prefix PREFIX and --override FILE win over the
-            stored value; --fallback FILE, --fallback-dir DIR and --secret-dir DIR are read when nothing is
-            stored. Secret values are printed only with --show-secrets. See 'codable-defaults help explain'.
+            a program does: --env-prefix PREFIX, --override FILE and their --secret- forms win over the stored
+            value; --fallback FILE, --fallback-dir DIR, --secret-fallback FILE and --secret-dir DIR are read
+            when nothing is stored. Secret values are printed only with --show-secrets. See
+            'codable-defaults help explain'.
 
             OPTIONS:
               -h, --help         Show help; also 'codable-defaults help COMMAND' and 'COMMAND --help'.

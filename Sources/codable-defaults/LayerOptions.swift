@@ -12,8 +12,9 @@ struct LayerOptions: Sendable, Equatable {
     enum Layer: Sendable, Equatable {
         /// `--env-prefix PREFIX` or, secret, `--secret-env-prefix PREFIX`: the tool's own environment.
         case environment(prefix: String, secret: Bool)
-        /// `--override FILE` or `--fallback FILE`: a JSON file.
-        case file(String)
+        /// `--override FILE` or `--fallback FILE` (or, secret, `--secret-override FILE` or `--secret-fallback FILE`):
+        /// a JSON file.
+        case file(String, secret: Bool)
         /// `--fallback-dir DIR` or, secret, `--secret-dir DIR`: a directory of one file per key.
         case directory(String, secret: Bool)
     }
@@ -47,6 +48,12 @@ struct LayerOptions: Sendable, Equatable {
         OptionSpec(
             name: "secret-env-prefix", valueName: "PREFIX", repeatable: true,
             summary: "As --env-prefix, its values secret (not printed)."),
+        OptionSpec(
+            name: "secret-override", valueName: "FILE", repeatable: true,
+            summary: "As --override, its values secret (not printed)."),
+        OptionSpec(
+            name: "secret-fallback", valueName: "FILE", repeatable: true,
+            summary: "As --fallback, its values secret (not printed)."),
         OptionSpec(name: "show-secrets", valueName: nil, summary: "Print secret values."),
     ]
 
@@ -63,8 +70,10 @@ struct LayerOptions: Sendable, Equatable {
             switch name {
             case "env-prefix": overrides.append(.environment(prefix: value, secret: false))
             case "secret-env-prefix": overrides.append(.environment(prefix: value, secret: true))
-            case "override": overrides.append(.file(value))
-            case "fallback": fallbacks.append(.file(value))
+            case "override": overrides.append(.file(value, secret: false))
+            case "secret-override": overrides.append(.file(value, secret: true))
+            case "fallback": fallbacks.append(.file(value, secret: false))
+            case "secret-fallback": fallbacks.append(.file(value, secret: true))
             case "fallback-dir": fallbacks.append(.directory(value, secret: false))
             case "secret-dir": fallbacks.append(.directory(value, secret: true))
             default: continue
@@ -80,7 +89,7 @@ struct LayerOptions: Sendable, Equatable {
         layers.map { layer in
             switch layer {
             case .environment(let prefix, let secret): .environment(prefix: prefix, secret: secret)
-            case .file(let path): .file(URL(fileURLWithPath: KernelPath.absolute(path)))
+            case .file(let path, let secret): .file(URL(fileURLWithPath: KernelPath.absolute(path)), secret: secret)
             case .directory(let path, let secret):
                 .directory(URL(fileURLWithPath: KernelPath.absolute(path)), secret: secret)
             }

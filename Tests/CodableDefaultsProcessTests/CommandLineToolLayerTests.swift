@@ -249,7 +249,12 @@ import Testing
         try await sandbox.expectSuccess(["write", layers.store, "volume", "0.8"])
         let envSecret = "env-only-\(UUID().uuidString)"
         let environment = [prefix + "PASSWORD": envSecret, prefix + "TOKEN": envSecret]
-        let secrets = ["--secret-dir", layers.secrets, "--secret-env-prefix", prefix]
+        let fileSecret = "file-only-\(UUID().uuidString)"
+        try sandbox.create("secret.json", "{\"apiKey\": \"\(fileSecret)\"}")
+        let secrets = [
+            "--secret-dir", layers.secrets, "--secret-env-prefix", prefix, "--secret-fallback",
+            sandbox.work.appendingPathComponent("secret.json").path,
+        ]
         let destination = sandbox.work.appendingPathComponent("out.json").path
         let commands: [[String]] = [
             ["read", layers.store], ["read", layers.store, "token"], ["read", layers.store, "password"],
@@ -257,7 +262,8 @@ import Testing
             ["export", layers.store], ["export", layers.store, destination], ["explain", layers.store, "token"],
             ["explain", layers.store, "password"], ["explain", layers.store, "volume"],
             ["write", layers.store, "password", "1"], ["write", layers.store, "token", "-array-add", "x"],
-            ["write", layers.store, "token", "-int", "x"],
+            ["write", layers.store, "token", "-int", "x"], ["read", layers.store, "apiKey"],
+            ["explain", layers.store, "apiKey"],
         ]
         var sawAny = false
         for command in commands {
@@ -265,14 +271,16 @@ import Testing
             let withSecrets = Array(command.prefix(2)) + secrets + command.dropFirst(2)
             let result = try await sandbox.run(withSecrets, environment: environment)
             let exported = FileManager.default.contents(atPath: destination).map { String(decoding: $0, as: UTF8.self) }
-            for secret in [LayerFiles.secret, envSecret] {
+            for secret in [LayerFiles.secret, envSecret, fileSecret] {
                 #expect(!result.stdout.contains(secret), "\(command): stdout \(result.stdout)")
                 #expect(!result.stderr.contains(secret), "\(command): stderr \(result.stderr)")
                 #expect(exported?.contains(secret) != true, "\(command): the exported file")
             }
             let shown = try await sandbox.run(
                 Array(command.prefix(2)) + ["--show-secrets"] + withSecrets.dropFirst(2), environment: environment)
-            sawAny = sawAny || shown.stdout.contains(LayerFiles.secret) || shown.stdout.contains(envSecret)
+            sawAny =
+                sawAny || shown.stdout.contains(LayerFiles.secret) || shown.stdout.contains(envSecret)
+                || shown.stdout.contains(fileSecret)
             if FileManager.default.fileExists(atPath: destination) {
                 try FileManager.default.removeItem(atPath: destination)
             }
