@@ -1,12 +1,35 @@
 extension Defaults {
     /// One change of a key's value, as delivered to an observer.
-    public struct Change<Value: Sendable>: Sendable {
+    ///
+    /// Its `description` (and `dump`) show the values, except a secret key's (``Keys/isSecret``): `<secret>`.
+    public struct Change<Value: Sendable>: Sendable, CustomStringConvertible, CustomReflectable {
         /// The name of the key that changed.
         public let key: String
         /// The value before the change (for the `.initial` call: the current value).
         public let oldValue: Value
         /// The value after the change.
         public let newValue: Value
+        /// Whether the key is secret, so that the description leaves its values out.
+        let isSecret: Bool
+
+        init(key: String, oldValue: Value, newValue: Value, isSecret: Bool = false) {
+            self.key = key
+            self.oldValue = oldValue
+            self.newValue = newValue
+            self.isSecret = isSecret
+        }
+
+        /// `key: old -> new`, or `key: <secret> -> <secret>` for a secret key.
+        public var description: String {
+            isSecret ? "\(key): <secret> -> <secret>" : "\(key): \(oldValue) -> \(newValue)"
+        }
+
+        /// The key and the values, a secret key's left out.
+        public var customMirror: Mirror {
+            isSecret
+                ? Mirror(self, children: ["key": key, "oldValue": "<secret>", "newValue": "<secret>"])
+                : Mirror(self, children: ["key": key, "oldValue": oldValue, "newValue": newValue])
+        }
     }
 
     /// Options for ``Defaults/observe(_:options:_:)``.

@@ -469,4 +469,27 @@ import Testing
         #expect(defaults[Self.name] == "Ann")
         #expect(defaults.object(forKey: "tags") == "Ann")
     }
+
+    @Test func aSecretKeysChangeDescribesNoValue() throws {
+        let dir = try TemporaryDirectory()
+        let secret = "hunter2-observed"
+        let defaults = try open(dir)
+        let key = Defaults.Key<String>("token", default: "", secret: true)
+        let seen = Recorder<String>()
+        let token = defaults.observe(key) { change in
+            var dumped = ""
+            dump(change, to: &dumped)
+            seen.append("\(change) \(String(reflecting: change)) \(dumped)")
+        }
+        defaults[key] = secret
+        #expect(seen.values.count == 1)
+        #expect(seen.values.allSatisfy { !$0.contains(secret) && $0.contains("<secret>") }, "\(seen.values)")
+        let open = Defaults.Key<String>("name", default: "")
+        let shown = Recorder<String>()
+        let other = defaults.observe(open) { shown.append("\($0)") }
+        defaults[open] = "visible"
+        #expect(shown.values == ["name:  -> visible"])
+        token.cancel()
+        other.cancel()
+    }
 }

@@ -153,12 +153,12 @@ final class KeyObserver<Value: Codable & Sendable>: Observer, @unchecked Sendabl
         guard let store else { return }
         if needsInitialCall {
             needsInitialCall = false
-            let change = Defaults.Change(key: key.name, oldValue: last, newValue: last)
+            let change = Defaults.Change(key: key.name, oldValue: last, newValue: last, isSecret: key.isSecret)
             callHandler { handler(change) }
         }
         let current = store.value(for: key)
         guard !Self.same(last, current, key: key) else { return }
-        let change = Defaults.Change(key: key.name, oldValue: last, newValue: current)
+        let change = Defaults.Change(key: key.name, oldValue: last, newValue: current, isSecret: key.isSecret)
         last = current
         callHandler { handler(change) }
     }
