@@ -12,11 +12,14 @@ import Testing
     static let tags = Defaults.Key<[String]>("tags", default: [])
     static let port = Defaults.Key<Int>("server.port", default: 80)
 
-    /// A store on `dir`'s settings file with the given layers, not shared with other tests' stores.
+    /// A store on `dir`'s settings file with the given layers, not shared with other tests' stores. What it
+    /// reports goes to `reported` (not to standard error: a passing `swift test` prints nothing).
     func open(
-        _ dir: TemporaryDirectory, overrides: [Defaults.Layer] = [], fallbacks: [Defaults.Layer] = []
+        _ dir: TemporaryDirectory, overrides: [Defaults.Layer] = [], fallbacks: [Defaults.Layer] = [],
+        reported: Recorder<DefaultsError> = Recorder()
     ) throws -> Defaults {
         let defaults = try openFresh(dir.file())
+        defaults.onError = { reported.append($0) }
         try defaults.setLayers(overrides: overrides, fallbacks: fallbacks)
         return defaults
     }
@@ -206,9 +209,10 @@ import Testing
         try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
         try write("{\"token\": \"\(secret)\"}", to: secrets.appendingPathComponent("api"))
         try write("\(secret)\n", to: secrets.appendingPathComponent("count"))
+        let reported = Recorder<DefaultsError>()
         let defaults = try open(
             dir, overrides: [.environment(["S_PIN": "\"\(secret)\""], prefix: "S_", secret: true)],
-            fallbacks: [.directory(secrets, secret: true)])
+            fallbacks: [.directory(secrets, secret: true)], reported: reported)
         var texts: [String] = []
         for error in [
             loudError(defaults, Defaults.Key<Int>("api", default: 0)),
@@ -240,6 +244,8 @@ import Testing
             texts += [listed.description, String(reflecting: listed), dumped(listed)]
         }
         #expect(texts.count == 34)
+        #expect(reported.values.count == 4, "each failed read was also reported")
+        texts += reported.values.map(\.description)
         for text in texts { #expect(!text.contains(secret), "\(text)") }
         for text in texts { #expect(!text.contains("hunter2"), "\(text)") }
         #expect(defaults.string(forKey: "count") == secret, "the value itself is read as usual")
@@ -396,7 +402,8 @@ import Testing
     @Test func aSecretKeysValueStaysOutOfErrorsBeforeItIsSavedAndInModify() throws {
         let dir = try TemporaryDirectory()
         let secret = "hunter2-unsaved"
-        let defaults = try open(dir)
+        let reported = Recorder<DefaultsError>()
+        let defaults = try open(dir, reported: reported)
         defaults.set(secret, forKey: "mode")
         let secretKey = Defaults.Key<Mode>("mode", default: .fast, secret: true)
         let unsaved = try #require(loudError(defaults, secretKey))
@@ -408,6 +415,8 @@ import Testing
         let error = #expect(throws: DefaultsError.self) { try defaults.modify(secretKey) { $0 = .slow } }
         #expect(error?.code == .decodingFailed)
         #expect(error.map { !$0.description.contains(secret) } == true, "\(String(describing: error))")
+        // What was reported: the secret key's failure without the value, the other key's with it.
+        #expect(reported.values.filter { $0.description.contains(secret) }.count == 1)
     }
 
     @Test func anEmptyFileInADirectoryIsNoValueAndTheReservedNameIsNotALayers() throws {
