@@ -1,15 +1,15 @@
 import Dispatch
 
 /// A change of one member: its new compact JSON value, or `nil` when it was removed.
-struct MemberChange {
+package struct MemberChange {
     /// The member's name (compared byte for byte, see ``MemberName``).
-    let name: String
+    package let name: String
     /// The new value, compact JSON; `nil` when the member was removed.
-    let value: [UInt8]?
+    package let value: [UInt8]?
 }
 
 /// What a storage engine says its members are now.
-enum StorageContent {
+package enum StorageContent {
     /// Every member: a fresh read of a file.
     case snapshot(StoredMembers)
     /// Only these members changed (an engine that reports key by key, as a watch does).
@@ -17,18 +17,18 @@ enum StorageContent {
 }
 
 /// What became of a write.
-struct StorageWrite {
+package struct StorageWrite {
     /// What other writers stored since this storage last read or wrote, found while merging; the store
     /// takes it in whether or not the write then succeeded.
-    var outside: StorageContent?
+    package var outside: StorageContent?
     /// The write's outcome: the members the storage wrote on its own (the schema version) and, when the
     /// data is written but its durability could not be confirmed, the ``DefaultsError/Code-swift.struct/notDurable``
     /// error; or why nothing was written.
-    var outcome: Result<(stamped: [MemberChange], notDurable: DefaultsError?), DefaultsError>
+    package var outcome: Result<(stamped: [MemberChange], notDurable: DefaultsError?), DefaultsError>
     /// Everything the storage holds after a successful write, when it has it in memory at no cost (a file's new
     /// image, sharing its buffer); `nil` otherwise. The store makes it the members it reads unused names from,
     /// so that it holds one copy of the file (not the one it read and the one written).
-    var holds: StoredMembers?
+    package var holds: StoredMembers?
 }
 
 /// Where a store's members live: the seam between the store's in-memory side (cells, typed caches,
@@ -42,7 +42,7 @@ struct StorageWrite {
 ///
 /// Calls come from one thread at a time: the store makes every call (except ``startWatching(on:_:)``'s
 /// signal and the test counters) under its save lock. Every method may block on I/O. None calls user code.
-protocol Storage: AnyObject, Sendable {
+package protocol Storage: AnyObject, Sendable {
     /// Where the data lives, for messages: the file's path; `nil` in memory.
     var location: String? { get }
 
@@ -107,4 +107,12 @@ protocol Storage: AnyObject, Sendable {
     ///
     /// - Throws: ``DefaultsError`` when moving fails (nothing moved).
     func moveAsideUnreadable() throws(DefaultsError) -> (location: String, notice: DefaultsError)?
+
+    /// Why the member `name` holds a value the store cannot take (another tool stored text that is not JSON in
+    /// a remote engine), or `nil` when it holds none such. Such a member is left out of what the engine reports,
+    /// so the store serves the default for it; a read that throws throws this error (`decodingFailed`). The
+    /// engine keeps the member as it is until the store writes the name. Asked only when a read decodes a name
+    /// with no stored value (never on a cached read); the file and memory engines have none (see
+    /// `Storage+Unreadable.swift`).
+    func unreadableValue(named name: String) -> DefaultsError?
 }

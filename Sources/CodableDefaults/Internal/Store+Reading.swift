@@ -57,6 +57,11 @@ extension Store {
             } catch let failure {
                 error = failure
             }
+            // Nothing stored may be a stored value the engine could not take (text that is not JSON): it fails as a
+            // value that does not decode. Asked only when the decoded value came from below the stored domain.
+            if error == nil, origin.isBelowStored, let unreadable = storage.unreadableValue(named: key.name) {
+                (value, error) = (key.defaultValue, unreadable)
+            }
             let installed: Bool = state.withLock { state in
                 // Changed while decoding: decode the newer value.
                 guard cell.version == version else { return false }

@@ -4,7 +4,7 @@
 /// decoded, by the call that wants it.
 ///
 /// A value type, shared read-only between the store and its storage (the file's bytes are one buffer, not copied).
-struct StoredMembers: Sendable {
+package struct StoredMembers: Sendable {
     private enum Representation {
         case index(DocumentIndex)
         case image(FileImage)
