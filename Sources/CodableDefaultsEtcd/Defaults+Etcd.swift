@@ -1,0 +1,68 @@
+import CodableDefaults
+import Foundation
+
+extension Defaults {
+    /// Opens the store kept in an etcd cluster under the keys that start with `prefix`: each key `prefix + name`
+    /// holds one value's compact JSON text (so `etcdctl get myservice/volume` shows `0.8`, and other tools may
+    /// write values).
+    ///
+    /// ```swift
+    /// let defaults = try await Defaults(etcd: [URL(string: "http://127.0.0.1:2379")!], prefix: "myservice/")
+    /// defaults[.volume] = 0.8          // in memory at once, in etcd after 500 ms of quiet
+    /// try defaults.flush()             // acknowledged by etcd, now
+    /// ```
+    ///
+    /// Every key API works as on a file: reads are served from memory; the typed subscript, `value(for:)`, the
+    /// string API, `register`, `reset`, `removeAll`, `batch`, observers and `@Persisted`. Each call makes a new
+    /// store (nothing is shared with another `Defaults` on the same prefix: it stands for another machine). A
+    /// watch of the prefix takes in what other writers store, at once and whether or not anything observes it,
+    /// and tells observers (on the store's queue); after a disconnect it resumes from the last revision seen, so
+    /// no change is missed, and when etcd compacted that revision away, the store reloads the prefix and tells
+    /// observers what differs.
+    ///
+    /// ## Threads
+    /// As every `Defaults`: callable from any thread or task. Writes and `flush()` wait for etcd on the calling
+    /// thread (the etcd call itself runs on threads of its own, so this is safe on Swift's cooperative pool too).
+    ///
+    /// ## Durability
+    /// A change is saved when etcd acknowledged its transaction (committed by a majority of the cluster): before
+    /// a `.immediate` set or `flush()` returns. One save is one transaction of every unsaved change (a burst of
+    /// sets under `.afterIdle` is one), of up to 128 keys (etcd's default `--max-txn-ops`; a larger save is
+    /// several). `modify` is a transaction that compares the keys' revisions, retried with the new values when
+    /// another writer changed one first.
+    ///
+    /// ## Errors
+    /// When no endpoint answers, a save fails with `writeFailed` (quoting each endpoint's failure): the changes
+    /// stay unsaved in memory, reads keep serving them and the last values read, and the next save writes them.
+    /// Failed background saves go to ``onError``. A value another tool stored that is not JSON is left as it is
+    /// (until this store sets that key): a typed read gives the key's default and reports a `decodingFailed`
+    /// error naming the key to ``onError``, and ``value(for:)`` throws it.
+    ///
+    /// - Parameters:
+    ///   - endpoints: Client URLs of the cluster's members (`http://host:2379` or `https://host:2379`, checked
+    ///     against the system's trust store); the first that answers is used, the others when it stops answering.
+    ///   - prefix: The keys of this store start with it, such as `"myservice/"`; the empty prefix is the whole
+    ///     key space.
+    ///   - saveMode: When changes made through this `Defaults` are written to etcd.
+    ///   - username: The etcd user to authenticate as (etcd's authentication), or `nil` when it has none.
+    ///   - password: The user's password.
+    ///   - options: Limits (value depth, key length); the file policies do not apply.
+    ///   - onError: If not `nil`, becomes ``onError`` before the store opens.
+    /// - Throws: ``DefaultsError``: `invalidArgument` for an endpoint that is not an `http(s)://` URL with a host
+    ///   or an option out of range, `readFailed` quoting etcd when the prefix cannot be read (no endpoint
+    ///   answers, the user name or password is refused).
+    public convenience init(
+        etcd endpoints: [URL], prefix: String, saveMode: SaveMode = .default, username: String? = nil,
+        password: String? = nil, options: Options = .default, onError: (@Sendable (DefaultsError) -> Void)? = nil
+    ) async throws(DefaultsError) {
+        let client: EtcdClient
+        do {
+            client = try EtcdClient(endpoints: endpoints.map(\.absoluteString), user: username, password: password)
+        } catch {
+            throw DefaultsError(.invalidArgument, "\(error)")
+        }
+        let storage = EtcdStorage(client: client, prefix: prefix, maximumDepth: options.maximumDepth)
+        try await storage.prime()
+        try self.init(engine: storage, saveMode: saveMode, options: options, onError: onError)
+    }
+}

@@ -1,0 +1,382 @@
+import CodableDefaults
+import Dispatch
+import Foundation
+
+/// A store's members kept in etcd: each member is the etcd key `prefix + name`, holding the value's compact JSON
+/// text (so `etcdctl get` shows it and other tools may write it).
+///
+/// - Reading (``open(reporting:)``, ``read()``) is one range of the prefix.
+/// - A write is one transaction of the changed members' puts and deletes (a burst of sets saved at once is one
+///   transaction), up to ``maximumOperationsPerTransaction`` members; a larger save is several.
+/// - Outside changes come from a watch of the prefix, from the revision after the last one seen, reported member by
+///   member; it resumes from where it was after a disconnect (with a backoff while no endpoint answers), and when
+///   etcd compacted that revision away, reloads the prefix and reports a snapshot.
+/// - ``update(reading:_:)`` reads the names' values and revisions, calls the transform, and writes in a transaction
+///   that compares the revisions; when another writer changed one first, it calls the transform again with the new
+///   values.
+///
+/// A value that is not JSON (stored by another tool) is left out of what the storage reports, and remembered:
+/// ``unreadableValue(named:)`` gives the `decodingFailed` error that reads of its name throw. It is never written
+/// over unless the store writes its name.
+///
+/// The ``Storage`` methods block their thread until etcd answers (see ``Blocking`` for why that is safe from any
+/// thread). Errors are ``DefaultsError``s that quote the ``EtcdError`` (its endpoint and etcd's words).
+package final class EtcdStorage: Storage {
+    /// The cluster.
+    package let client: EtcdClient
+    /// The prefix of every member's key.
+    package let prefix: [UInt8]
+    /// `etcd://host:port/prefix`, for messages.
+    package let location: String?
+    /// The most members one transaction changes (etcd refuses more than `--max-txn-ops`, 128 by default).
+    package let maximumOperationsPerTransaction: Int
+    /// The nesting limit for values (the store's ``Defaults/Options/maximumDepth``).
+    private let maxDepth: Int
+    private let state = EtcdLock(State())
+
+    /// A change a watch saw that the store has not taken in yet.
+    private struct Seen {
+        var value: [UInt8]?
+        var revision: Int64
+    }
+
+    /// What the storage knows of etcd, behind its lock.
+    private struct State {
+        /// By name (its UTF-8 bytes): the revision of the newest change the storage knows of.
+        var revisions: [[UInt8]: Int64] = [:]
+        /// The revision up to which every change of the prefix is known: the watch resumes after it.
+        var seen: Int64 = 0
+        /// What the watch saw that the store has not taken in, by name.
+        var pending: [[UInt8]: Seen] = [:]
+        /// A reload after a compaction that the store has not taken in (changes seen after it are applied to it).
+        var snapshot: [[UInt8]: [UInt8]]?
+        /// The names whose value is not JSON, with the error reads of them throw.
+        var unreadable: [[UInt8]: DefaultsError] = [:]
+        /// A range read ahead of ``open(reporting:)`` (by the asynchronous initializer).
+        var primed: EtcdRange?
+        /// The watch's task, while it runs.
+        var watch: Task<Void, Never>?
+        var signal: (@Sendable () -> Void, DispatchQueue)?
+        /// How many transactions the storage sent (for tests).
+        var transactions = 0
+    }
+
+    /// Makes the storage of the keys under `prefix` on `client`'s cluster. Reads nothing yet.
+    package init(client: EtcdClient, prefix: String, maximumDepth: Int, maximumOperationsPerTransaction: Int = 128) {
+        self.client = client
+        self.prefix = Array(prefix.utf8)
+        let endpoint = client.endpoints.first.map { "\($0.host ?? "")\($0.port.map { ":\($0)" } ?? "")" } ?? ""
+        location = "etcd://\(endpoint)/\(prefix)"
+        maxDepth = maximumDepth
+        self.maximumOperationsPerTransaction = max(1, maximumOperationsPerTransaction)
+    }
+
+    /// How many transactions this storage sent to etcd.
+    package var transactionCount: Int { state.withLock { $0.transactions } }
+
+    /// Reads the prefix now, asynchronously, for the next ``open(reporting:)`` to use.
+    ///
+    /// - Throws: ``DefaultsError`` (`readFailed`) when etcd cannot be read.
+    package func prime() async throws(DefaultsError) {
+        let range: EtcdRange
+        do {
+            range = try await client.range(prefix: prefix)
+        } catch {
+            throw failure(.readFailed, "the keys cannot be read", error)
+        }
+        state.withLock { $0.primed = range }
+    }
+
+    // MARK: Storage
+
+    package var isPersistent: Bool { true }
+
+    package func open(reporting report: (DefaultsError) -> Void) throws(DefaultsError) -> StoredMembers? {
+        if let range = state.withLock({ state in
+            defer { state.primed = nil }; return state.primed
+        }) {
+            return take(range)
+        }
+        return try read()
+    }
+
+    package func read() throws(DefaultsError) -> StoredMembers? {
+        let client = client
+        let prefix = prefix
+        let range: EtcdRange
+        do {
+            range = try Blocking.run { try await client.range(prefix: prefix) }
+        } catch {
+            throw failure(.readFailed, "the keys cannot be read", error)
+        }
+        return take(range)
+    }
+
+    /// Takes in a range read of the whole prefix: its members (`nil` when there is none).
+    private func take(_ range: EtcdRange) -> StoredMembers? {
+        let (members, unreadable) = members(of: range.keyValues)
+        state.withLock { state in
+            state.unreadable = unreadable
+            for kv in range.keyValues { state.revisions[name(of: kv.key)] = kv.modRevision }
+            state.seen = max(state.seen, range.revision)
+            // A change seen before this read is in it.
+            state.pending = state.pending.filter { $0.value.revision > range.revision }
+            state.snapshot = nil
+        }
+        return range.keyValues.isEmpty ? nil : StoredMembers(members: members)
+    }
+
+    package func write(_ changes: [MemberChange]) -> StorageWrite {
+        var start = changes.startIndex
+        while start < changes.endIndex {
+            let end = min(start + maximumOperationsPerTransaction, changes.endIndex)
+            if case .failure(let error) = commit(Array(changes[start..<end]), compares: []) {
+                return StorageWrite(outside: nil, outcome: .failure(error))
+            }
+            start = end
+        }
+        return StorageWrite(outside: nil, outcome: .success(([], nil)))
+    }
+
+    package func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite {
+        while true {
+            let current: [(name: String, keyValue: EtcdKeyValue?)]
+            do {
+                current = try names.map { name in (name, try get(name)) }
+            } catch {
+                return StorageWrite(
+                    outside: nil, outcome: .failure(failure(.readFailed, "the keys to modify cannot be read", error)))
+            }
+            let reported: [MemberChange] = state.withLock { state in
+                current.map { name, keyValue in
+                    let bytes = Array(name.utf8)
+                    state.pending[bytes] = nil
+                    guard let keyValue else {
+                        state.unreadable[bytes] = nil
+                        return MemberChange(name, nil)
+                    }
+                    state.revisions[bytes] = max(state.revisions[bytes] ?? 0, keyValue.modRevision)
+                    switch StorageValue.compact(keyValue.value, maxDepth: maxDepth) {
+                    case .success(let value):
+                        state.unreadable[bytes] = nil
+                        return MemberChange(name, value)
+                    case .failure(let error):
+                        state.unreadable[bytes] = unreadable(name, error)
+                        return MemberChange(name, nil)
+                    }
+                }
+            }
+            guard let changes = transform(.changes(reported)) else {
+                return StorageWrite(outside: nil, outcome: .success(([], nil)))
+            }
+            let compares = current.map { name, keyValue in
+                EtcdCompare(key: prefix + Array(name.utf8), modRevision: keyValue?.modRevision ?? 0)
+            }
+            switch commit(changes, compares: compares) {
+            case .success(true): return StorageWrite(outside: nil, outcome: .success(([], nil)))
+            case .success(false): continue  // Another writer changed a name first: again, with its value.
+            case .failure(let error): return StorageWrite(outside: nil, outcome: .failure(error))
+            }
+        }
+    }
+
+    /// Sends one transaction of `changes` under `compares`; returns whether it was applied.
+    private func commit(_ changes: [MemberChange], compares: [EtcdCompare]) -> Result<Bool, DefaultsError> {
+        let client = client
+        let operations: [EtcdOperation] = changes.map { change in
+            let key = prefix + Array(change.name.utf8)
+            return change.value.map { .put(key: key, value: $0) } ?? .delete(key: key)
+        }
+        let result: EtcdTransactionResult
+        do {
+            result = try Blocking.run { try await client.transaction(compares: compares, operations: operations) }
+        } catch {
+            let names = changes.prefix(3).map { "\"\($0.name)\"" }.joined(separator: ", ")
+            let more = changes.count > 3 ? " and \(changes.count - 3) more" : ""
+            return .failure(failure(.writeFailed, "\(names)\(more) cannot be written; they stay unsaved", error))
+        }
+        state.withLock { state in
+            state.transactions += 1
+            guard result.succeeded else { return }
+            for change in changes {
+                let name = Array(change.name.utf8)
+                state.revisions[name] = result.revision
+                state.pending[name] = nil
+                state.unreadable[name] = nil
+                if state.snapshot != nil { state.snapshot?[name] = change.value }
+            }
+        }
+        return .success(result.succeeded)
+    }
+
+    /// The key of `name`, read now.
+    private func get(_ name: String) throws -> EtcdKeyValue? {
+        let client = client
+        let key = prefix + Array(name.utf8)
+        return try Blocking.run { try await client.get(key) }
+    }
+
+    package var hasUnconfirmedWrite: Bool { false }
+
+    package func confirmDurability() throws(DefaultsError) {}
+
+    package func outsideChanges() throws(DefaultsError) -> StorageContent? {
+        let (snapshot, pending) = state.withLock { state in
+            defer {
+                state.snapshot = nil
+                state.pending = [:]
+            }
+            return (state.snapshot, state.pending)
+        }
+        if let snapshot {
+            return .snapshot(
+                StoredMembers(members: snapshot.map { (String(decoding: $0.key, as: UTF8.self), $0.value) }))
+        }
+        if pending.isEmpty { return nil }
+        return .changes(pending.map { MemberChange(String(decoding: $0.key, as: UTF8.self), $0.value.value) })
+    }
+
+    package func startWatching(on queue: DispatchQueue, _ signal: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            guard state.signal == nil else { return }
+            state.signal = (signal, queue)
+            state.watch = Task { [weak self] in await self?.watchUntilCancelled() }
+        }
+    }
+
+    package var isWatching: Bool { state.withLock { $0.signal != nil } }
+
+    package func stopWatching() {
+        let task = state.withLock { state in
+            defer {
+                state.signal = nil
+                state.watch = nil
+            }
+            return state.watch
+        }
+        task?.cancel()
+    }
+
+    package func moveAsideUnreadable() throws(DefaultsError) -> (location: String, notice: DefaultsError)? { nil }
+
+    package func unreadableValue(named name: String) -> DefaultsError? {
+        state.withLock { $0.unreadable[Array(name.utf8)] }
+    }
+
+    // MARK: The watch
+
+    /// Watches the prefix from the revision after the last one seen, again and again, until cancelled: after a
+    /// disconnect at once and then with a backoff (50 ms doubling to 2 s) while no endpoint answers; after a
+    /// compaction, reloading first.
+    private func watchUntilCancelled() async {
+        var backoff: Duration = .milliseconds(50)
+        while !Task.isCancelled {
+            let start = state.withLock { $0.seen } + 1
+            do {
+                for try await response in client.watch(prefix: prefix, startRevision: start) {
+                    backoff = .milliseconds(50)
+                    take(response)
+                }
+            } catch let error as EtcdError where error.code == .compacted {
+                do { try await reloadAfterCompaction() } catch { await pause(&backoff) }
+            } catch let error as EtcdError where error.code == .watchDisconnected {
+                continue
+            } catch {
+                await pause(&backoff)
+            }
+        }
+    }
+
+    /// Sleeps for `backoff` (unless cancelled), and doubles it up to 2 s.
+    private func pause(_ backoff: inout Duration) async {
+        do { try await Task.sleep(for: backoff) } catch { return }  // Cancelled: the loop ends.
+        backoff = min(backoff * 2, .seconds(2))
+    }
+
+    /// Takes in one message of the watch: the changes newer than what the storage knows, for the store.
+    private func take(_ response: EtcdWatchResponse) {
+        let signal: (@Sendable () -> Void, DispatchQueue)? = state.withLock { state in
+            var changed = false
+            for event in response.events {
+                let name = name(of: event.key)
+                guard event.modRevision > state.revisions[name] ?? 0 else { continue }
+                state.revisions[name] = event.modRevision
+                var value: [UInt8]?
+                state.unreadable[name] = nil
+                if event.kind == .put {
+                    switch StorageValue.compact(event.value, maxDepth: maxDepth) {
+                    case .success(let compact): value = compact
+                    case .failure(let error):
+                        state.unreadable[name] = unreadable(String(decoding: name, as: UTF8.self), error)
+                    }
+                }
+                if state.snapshot != nil {
+                    state.snapshot?[name] = value
+                } else {
+                    state.pending[name] = Seen(value: value, revision: event.modRevision)
+                }
+                changed = true
+            }
+            state.seen = max(state.seen, response.revision)
+            return changed ? state.signal : nil
+        }
+        if let (signal, queue) = signal { queue.async(execute: signal) }
+    }
+
+    /// Reads the whole prefix again after the watch's revision was compacted, and keeps it as the snapshot the
+    /// store takes in next. A read older than a write the storage made meanwhile is read again.
+    private func reloadAfterCompaction() async throws {
+        while true {
+            let range = try await client.range(prefix: prefix)
+            let (members, unreadable) = members(of: range.keyValues)
+            let signal: (@Sendable () -> Void, DispatchQueue)?? = state.withLock { state in
+                if state.revisions.values.contains(where: { $0 > range.revision }) { return nil }
+                state.unreadable = unreadable
+                for kv in range.keyValues { state.revisions[name(of: kv.key)] = kv.modRevision }
+                state.seen = max(state.seen, range.revision)
+                state.pending = [:]
+                var snapshot: [[UInt8]: [UInt8]] = [:]
+                for member in members { snapshot[Array(member.name.utf8)] = member.value }
+                state.snapshot = snapshot
+                return .some(state.signal)
+            }
+            guard let signal else { continue }
+            if let (signal, queue) = signal { queue.async(execute: signal) }
+            return
+        }
+    }
+
+    // MARK: Names and values
+
+    /// The name of the member of `key` (the key without the prefix), as UTF-8 bytes.
+    private func name(of key: [UInt8]) -> [UInt8] { Array(key.dropFirst(prefix.count)) }
+
+    /// The members of `keyValues` whose values are JSON, and the errors of those whose values are not.
+    private func members(of keyValues: [EtcdKeyValue]) -> ([(name: String, value: [UInt8])], [[UInt8]: DefaultsError]) {
+        var members: [(name: String, value: [UInt8])] = []
+        var unreadable: [[UInt8]: DefaultsError] = [:]
+        for kv in keyValues {
+            let name = name(of: kv.key)
+            let text = String(decoding: name, as: UTF8.self)
+            switch StorageValue.compact(kv.value, maxDepth: maxDepth) {
+            case .success(let value): members.append((text, value))
+            case .failure(let error): unreadable[name] = self.unreadable(text, error)
+            }
+        }
+        return (members, unreadable)
+    }
+
+    /// The error of reading `name`, whose value in etcd is not JSON.
+    private func unreadable(_ name: String, _ error: StorageValueError) -> DefaultsError {
+        DefaultsError(
+            .decodingFailed,
+            "the value of the etcd key \"\(String(decoding: prefix, as: UTF8.self))\(name)\" is not JSON "
+                + "(\(error.message), at line \(error.line), column \(error.column) of the value); it is kept unchanged",
+            path: location, key: name)
+    }
+
+    /// A ``DefaultsError`` of `code` saying `what`, quoting the etcd error.
+    private func failure(_ code: DefaultsError.Code, _ what: String, _ error: any Error) -> DefaultsError {
+        DefaultsError(code, "\(what): \(error)", path: location)
+    }
+}

@@ -1,0 +1,50 @@
+import Dispatch
+
+/// Runs the client's `async` calls to completion for the store's synchronous ``Storage`` methods.
+///
+/// The store calls its storage synchronously, from whatever thread makes the call: the thread of a
+/// `.immediate` set or of `flush()`, the store's queue for a background save, and also a thread of Swift's
+/// cooperative pool when the caller is an `async` function. Waiting there for a task that itself needs the pool
+/// would deadlock once every pool thread waits (the pool has one thread per core). So the call's task runs on
+/// ``executor``, a task executor of its own threads (a concurrent dispatch queue, which gets a thread even when
+/// others block): none of its steps needs the cooperative pool, and the client does its own blocking socket I/O
+/// on dispatch threads (see `PlainHTTP`). Waiting for it on a semaphore is then safe from any thread, the pool's
+/// included: the waiting thread is never one the call needs.
+enum Blocking {
+    /// Where the calls' tasks run.
+    static let executor = QueueTaskExecutor(label: "CodableDefaultsEtcd.calls")
+
+    /// Runs `body` in a task on ``executor`` and waits for it on the calling thread; returns what it returns.
+    ///
+    /// - Throws: What `body` throws.
+    static func run<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) throws -> Value {
+        let outcome = EtcdLock<Result<Value, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task(executorPreference: executor) {
+            let result: Result<Value, any Error>
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        // The task set the outcome before signalling.
+        guard let result = outcome.withLock({ $0 }) else { throw CancellationError() }
+        return try result.get()
+    }
+}
+
+/// A task executor that runs jobs on a concurrent dispatch queue of its own.
+final class QueueTaskExecutor: TaskExecutor {
+    private let queue: DispatchQueue
+
+    /// Makes the executor and its queue.
+    init(label: String) {
+        queue = DispatchQueue(label: label, attributes: .concurrent)
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}
