@@ -43,7 +43,8 @@ let package = Package(
             ]),
         // Tests against a real etcd that they start themselves (/usr/bin/etcd, or $ETCD_BINARY).
         .testTarget(
-            name: "CodableDefaultsEtcdTests", dependencies: ["CodableDefaultsEtcd", "CodableDefaultsTestSupport"]),
+            name: "CodableDefaultsEtcdTests",
+            dependencies: ["CodableDefaults", "CodableDefaultsEtcd", "CodableDefaultsTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,186 @@
+import CodableDefaults
+import CodableDefaultsEtcd
+import Foundation
+import Testing
+
+@testable import CodableDefaultsTestSupport
+
+/// A profile, for a value that is a JSON object.
+private struct Profile: Codable, Sendable, Equatable {
+    var name: String
+    var level: Int
+}
+
+private let volume = Defaults.Key<Double>("volume", default: 0.5)
+private let counter = Defaults.Key<Int>("counter", default: 0)
+private let profile = Defaults.Key<Profile>("profile", default: Profile(name: "none", level: 0))
+private let title = Defaults.Key<String?>("title")
+
+/// Opens a `Defaults` on `server` under `prefix`.
+private func open(
+    _ server: EtcdServer, prefix: String = "myservice/", saveMode: Defaults.SaveMode = .immediate,
+    onError: (@Sendable (DefaultsError) -> Void)? = nil
+) async throws -> Defaults {
+    try await Defaults(
+        etcd: server.clientURLs.map { URL(string: $0)! }, prefix: prefix, saveMode: saveMode, onError: onError)
+}
+
+/// The engine of `defaults`.
+private func engine(_ defaults: Defaults) throws -> EtcdStorage {
+    try #require(defaults.engine as? EtcdStorage)
+}
+
+/// Runs `body` on a thread of its own (not Swift's cooperative pool, which other tests share) and returns what it
+/// returns.
+private func onThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.start()
+    }
+}
+
+@Suite("Defaults on etcd: the key API against a real etcd")
+struct EtcdDefaultsTests {
+    @Test func everyKeyAPIStoresInEtcdAndASecondHandleReadsIt() async throws {
+        try await EtcdServer.with { server in
+            let errors = ErrorLog()
+            let a = try await open(server, onError: errors.handler)
+            let b = try await open(server, onError: errors.handler)
+
+            a[volume] = 0.8
+            try a.set(Profile(name: "A", level: 2), for: profile)
+            a.set(42, forKey: "answer")
+            a.register(defaults: ["registered": "yes"])
+            a.batch {
+                $0[title] = "batch"
+                $0[counter] = 7
+            }
+            #expect(a[volume] == 0.8)
+            #expect(try a.value(for: profile) == Profile(name: "A", level: 2))
+            #expect(a.integer(forKey: "answer") == 42)
+            #expect(a.string(forKey: "registered") == "yes")
+            #expect(a.keys == ["answer", "counter", "profile", "title", "volume"])
+
+            // In etcd, as compact JSON, one key each.
+            #expect(
+                try await server.etcdctl(["get", "--print-value-only", "myservice/profile"])
+                    == "{\"level\":2,\"name\":\"A\"}\n")
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/title"]) == "\"batch\"\n")
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/registered"]) == "")
+
+            // The other handle (another machine) follows through its watch.
+            #expect(try await eventually { b[counter] == 7 && b[volume] == 0.8 && b.integer(forKey: "answer") == 42 })
+            #expect(b[profile] == Profile(name: "A", level: 2))
+            #expect(b[title] == "batch")
+
+            @Persisted(counter, store: b) var persisted: Int
+            persisted += 1
+            #expect(try await eventually { a[counter] == 8 })
+
+            a.reset(volume)
+            #expect(a[volume] == 0.5)
+            #expect(try await eventually { !b.hasStoredValue(volume) })
+            #expect(try await server.etcdctl(["get", "myservice/volume"]) == "")
+
+            b.removeAll()
+            #expect(b.keys == [])
+            #expect(try await eventually { a.keys == [] })
+            #expect(try await server.etcdctl(["get", "--prefix", "myservice/"]) == "")
+            #expect(errors.errors.isEmpty, "\(errors.errors)")
+        }
+    }
+
+    @Test func observersAndUpdatesOnOneHandleSeeTheOtherHandlesAndEtcdctlsChanges() async throws {
+        try await EtcdServer.with { server in
+            let a = try await open(server)
+            let b = try await open(server)
+            let seen = Guarded<[Double]>([])
+            let token = b.observe(volume) { change in seen.withLock { $0.append(change.newValue) } }
+            var updates = b.updates(counter).makeAsyncIterator()
+            #expect(await updates.next() == 0)  // the initial value
+
+            a[volume] = 0.9
+            #expect(try await eventually { seen.withLock { $0 } == [0.9] })
+            try await server.etcdctl(["put", "myservice/volume", "0.25"])
+            #expect(try await eventually { seen.withLock { $0 } == [0.9, 0.25] })
+            #expect(try await eventually { a[volume] == 0.25 })
+
+            a[counter] = 3
+            #expect(await updates.next() == 3)
+            token.cancel()
+        }
+    }
+
+    @Test func modifyFromTwoHandlesFiveHundredTimesEachCountsToExactlyOneThousand() async throws {
+        try await EtcdServer.with { server in
+            let a = try await open(server)
+            let b = try await open(server)
+            async let first: Void = onThread { for _ in 0..<500 { try a.modify(counter) { $0 += 1 } } }
+            async let second: Void = onThread { for _ in 0..<500 { try b.modify(counter) { $0 += 1 } } }
+            _ = try await (first, second)
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/counter"]) == "1000\n")
+            #expect(try await eventually { a[counter] == 1000 && b[counter] == 1000 })
+        }
+    }
+
+    @Test func aBurstOfAThousandSetsUnderAfterIdleIsOneTransaction() async throws {
+        try await EtcdServer.with { server in
+            let defaults = try await open(server, saveMode: .afterIdle(.milliseconds(300)))
+            let storage = try engine(defaults)
+            for index in 0..<1000 { defaults.set(index, forKey: "key\(index % 100)") }
+            #expect(try await eventually { storage.transactionCount == 1 })
+            try defaults.flush()  // nothing is left unsaved: no other transaction
+            #expect(storage.transactionCount == 1)
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/key99"]) == "999\n")
+            #expect(
+                try await server.etcdctl(["get", "--prefix", "--keys-only", "myservice/"]).split(separator: "\n").count
+                    == 100)
+        }
+    }
+
+    @Test func aSaveOfMoreMembersThanATransactionTakesIsSplit() async throws {
+        try await EtcdServer.with { server in
+            let defaults = try await open(server, saveMode: .manual)
+            let storage = try engine(defaults)
+            for index in 0..<300 { defaults.set(index, forKey: "key\(index)") }
+            try defaults.flush()
+            #expect(storage.transactionCount == 3)
+            #expect(
+                try await server.etcdctl(["get", "--prefix", "--keys-only", "myservice/"]).split(separator: "\n").count
+                    == 300)
+        }
+    }
+
+    @Test func aValueThatIsNotJSONIsReportedForItsKeyAndKeptUntilSet() async throws {
+        try await EtcdServer.with { server in
+            try await server.etcdctl(["put", "myservice/volume", "not json"])
+            let errors = ErrorLog()
+            let defaults = try await open(server, onError: errors.handler)
+            let storage = try engine(defaults)
+
+            #expect(defaults[volume] == 0.5)
+            let error = try #require(errors.errors.first)
+            #expect(error.code == .decodingFailed)
+            #expect(error.key == "volume")
+            #expect(error.message.contains("myservice/volume"), "\(error)")
+            #expect(throws: DefaultsError.self) { try defaults.value(for: volume) }
+            #expect(!defaults.hasStoredValue(volume))
+
+            // Another key's save leaves it as it is.
+            defaults[counter] = 1
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "not json\n")
+
+            // One written later, seen by the watch, is reported too.
+            try await server.etcdctl(["put", "myservice/title", "{oops"])
+            #expect(try await eventually { storage.unreadableValue(named: "title") != nil })
+            let late = #expect(throws: DefaultsError.self) { try defaults.value(for: title) }
+            #expect(late?.code == .decodingFailed)
+            #expect(late?.key == "title")
+
+            // Setting it writes over it; then it reads.
+            defaults[volume] = 0.7
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.7\n")
+            #expect(try defaults.value(for: volume) == 0.7)
+        }
+    }
+}
