@@ -1,3 +1,5 @@
+import Dispatch
+
 extension Defaults {
     /// Opens a store on `storage`, an engine of another target of this package (the etcd engine): reads what it
     /// holds, and starts taking in what other writers store (the engine's watch) at once, so that reads, served
@@ -17,6 +19,15 @@ extension Defaults {
         try store.load()
         store.startWatching()
         self.init(store: store, saveMode: saveMode, url: nil)
+    }
+
+    /// Saves the store's unsaved changes on its queue, reporting a failure to ``onError``: for an engine that can
+    /// write again after a save failed (etcd answering again).
+    package func saveUnsavedChangesInBackground() {
+        store.queue.async { [weak store] in
+            guard let store else { return }
+            do throws(DefaultsError) { try store.save() } catch { store.report(error) }
+        }
     }
 
     /// The engine of this `Defaults`'s store (for tests of an engine).

@@ -33,8 +33,9 @@ extension Defaults {
     ///
     /// ## Errors
     /// When no endpoint answers, a save fails with `writeFailed` (quoting each endpoint's failure): the changes
-    /// stay unsaved in memory, reads keep serving them and the last values read, and the next save writes them.
-    /// Failed background saves go to ``onError``. A value another tool stored that is not JSON is left as it is
+    /// stay unsaved in memory, reads keep serving them and the last values read, and the store asks etcd again
+    /// with a backoff (100 ms doubling to 5 s) and saves them once it answers. Failed background saves go to
+    /// ``onError``; `flush()` throws. A value another tool stored that is not JSON is left as it is
     /// (until this store sets that key): a typed read gives the key's default and reports a `decodingFailed`
     /// error naming the key to ``onError``, and ``value(for:)`` throws it.
     ///
@@ -64,5 +65,6 @@ extension Defaults {
         let storage = EtcdStorage(client: client, prefix: prefix, maximumDepth: options.maximumDepth)
         try await storage.prime()
         try self.init(engine: storage, saveMode: saveMode, options: options, onError: onError)
+        storage.whenWritableAgain { [weak self] in self?.saveUnsavedChangesInBackground() }
     }
 }

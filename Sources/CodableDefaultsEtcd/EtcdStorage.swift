@@ -59,6 +59,12 @@ package final class EtcdStorage: Storage {
         var signal: (@Sendable () -> Void, DispatchQueue)?
         /// How many transactions the storage sent (for tests).
         var transactions = 0
+        /// How many times the watch reloaded the prefix after a compaction (for tests).
+        var compactionReloads = 0
+        /// The wait for etcd to answer again after a write found no endpoint, while it runs.
+        var retry: Task<Void, Never>?
+        /// What to call when etcd answers again after a failed write: the store's save.
+        var writableAgain: (@Sendable () -> Void)?
     }
 
     /// Makes the storage of the keys under `prefix` on `client`'s cluster. Reads nothing yet.
@@ -73,6 +79,16 @@ package final class EtcdStorage: Storage {
 
     /// How many transactions this storage sent to etcd.
     package var transactionCount: Int { state.withLock { $0.transactions } }
+
+    /// How many times the watch reloaded the prefix because etcd had compacted its revision away.
+    package var compactionReloadCount: Int { state.withLock { $0.compactionReloads } }
+
+    /// Sets what the storage calls (on a task of its own) when etcd answers again after a write failed because no
+    /// endpoint answered: the store's save of its unsaved changes. Until then it asks etcd with a backoff, from
+    /// 100 ms doubling to 5 s.
+    package func whenWritableAgain(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.writableAgain = action }
+    }
 
     /// Reads the prefix now, asynchronously, for the next ``open(reporting:)`` to use.
     ///
@@ -191,6 +207,7 @@ package final class EtcdStorage: Storage {
         do {
             result = try Blocking.run { try await client.transaction(compares: compares, operations: operations) }
         } catch {
+            if let error = error as? EtcdError, error.isEndpointDown { retryWhenReachable() }
             let names = changes.prefix(3).map { "\"\($0.name)\"" }.joined(separator: ", ")
             let more = changes.count > 3 ? " and \(changes.count - 3) more" : ""
             return .failure(failure(.writeFailed, "\(names)\(more) cannot be written; they stay unsaved", error))
@@ -247,14 +264,62 @@ package final class EtcdStorage: Storage {
     package var isWatching: Bool { state.withLock { $0.signal != nil } }
 
     package func stopWatching() {
-        let task = state.withLock { state in
+        let tasks = state.withLock { state in
             defer {
                 state.signal = nil
                 state.watch = nil
+                state.retry = nil
             }
+            return [state.watch, state.retry]
+        }
+        for task in tasks { task?.cancel() }
+    }
+
+    /// Stops the watch but keeps the store's signal, as a long disconnect would (for tests of what follows).
+    package func pauseWatching() {
+        let task = state.withLock { state in
+            defer { state.watch = nil }
             return state.watch
         }
         task?.cancel()
+    }
+
+    /// Starts the watch again after ``pauseWatching()``, from the revision after the last one seen.
+    package func resumeWatching() {
+        state.withLock { state in
+            guard state.signal != nil, state.watch == nil else { return }
+            state.watch = Task { [weak self] in await self?.watchUntilCancelled() }
+        }
+    }
+
+    /// Starts waiting for etcd to answer again (unless that already runs), then calls ``whenWritableAgain(_:)``'s
+    /// action.
+    private func retryWhenReachable() {
+        state.withLock { state in
+            guard state.retry == nil else { return }
+            state.retry = Task { [weak self] in await self?.waitUntilReachable() }
+        }
+    }
+
+    /// Asks etcd (a read of the prefix's first key) with a backoff until it answers, then calls the action.
+    private func waitUntilReachable() async {
+        var backoff: Duration = .milliseconds(100)
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: backoff)
+                _ = try await client.get(prefix)
+                break
+            } catch is CancellationError {
+                return
+            } catch {
+                backoff = min(backoff * 2, .seconds(5))  // Still no answer: ask again later.
+            }
+        }
+        let action = state.withLock { state in
+            defer { state.retry = nil }
+            return Task.isCancelled ? nil : state.writableAgain
+        }
+        action?()
     }
 
     package func moveAsideUnreadable() throws(DefaultsError) -> (location: String, notice: DefaultsError)? { nil }
@@ -335,6 +400,7 @@ package final class EtcdStorage: Storage {
                 for kv in range.keyValues { state.revisions[name(of: kv.key)] = kv.modRevision }
                 state.seen = max(state.seen, range.revision)
                 state.pending = [:]
+                state.compactionReloads += 1
                 var snapshot: [[UInt8]: [UInt8]] = [:]
                 for member in members { snapshot[Array(member.name.utf8)] = member.value }
                 state.snapshot = snapshot
