@@ -230,6 +230,14 @@ final class EtcdServer: @unchecked Sendable {
         try await waitUntilHealthy(member)
     }
 
+    /// Starts every member that is not running again on its ports and data (together: a member alone has no
+    /// quorum), and waits until each is healthy.
+    func restartStopped() async throws {
+        let stopped = lock.withLock { members.filter { $0.process == nil } }
+        for member in stopped { try launch(member) }
+        for member in stopped { try await waitUntilHealthy(member) }
+    }
+
     /// Stops every member (SIGTERM, then SIGKILL after 5 s). The directory goes with the value.
     func stop() async {
         let processes = lock.withLock { members.compactMap(\.process) }
