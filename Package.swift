@@ -21,6 +21,9 @@ let package = Package(
         .executableTarget(name: "codable-defaults-example", dependencies: ["CodableDefaults"]),
         // Opens a store and acts on commands; the multi-process and crash tests run it as a real process.
         .executableTarget(name: "codable-defaults-fixture", dependencies: ["CodableDefaults"]),
+        // The same for a store on etcd, for the multi-process tests of the etcd store.
+        .executableTarget(
+            name: "codable-defaults-etcd-fixture", dependencies: ["CodableDefaults", "CodableDefaultsEtcd"]),
         .executableTarget(
             name: "CodableDefaultsBenchmarks", dependencies: ["CodableDefaults"],
             path: "Benchmarks/CodableDefaultsBenchmarks"),
@@ -44,7 +47,9 @@ let package = Package(
         // Tests against a real etcd that they start themselves (/usr/bin/etcd, or $ETCD_BINARY).
         .testTarget(
             name: "CodableDefaultsEtcdTests",
-            dependencies: ["CodableDefaults", "CodableDefaultsEtcd", "CodableDefaultsTestSupport"]),
+            dependencies: [
+                "CodableDefaults", "CodableDefaultsEtcd", "CodableDefaultsTestSupport", "codable-defaults-etcd-fixture",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )
