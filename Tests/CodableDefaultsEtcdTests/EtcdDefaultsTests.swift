@@ -32,7 +32,7 @@ private func engine(_ defaults: Defaults) throws -> EtcdStorage {
 
 /// Runs `body` on a thread of its own (not Swift's cooperative pool, which other tests share) and returns what it
 /// returns.
-private func onThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+func onThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
     try await withCheckedThrowingContinuation { continuation in
         let thread = Thread { continuation.resume(with: Result { try body() }) }
         thread.start()
