@@ -133,7 +133,10 @@ package final class EtcdStorage: Storage {
         let (members, unreadable) = members(of: range.keyValues)
         state.withLock { state in
             state.unreadable = unreadable
-            for kv in range.keyValues { state.revisions[name(of: kv.key)] = kv.modRevision }
+            for kv in range.keyValues {
+                let name = name(of: kv.key)
+                state.revisions[name] = max(state.revisions[name] ?? 0, kv.modRevision)
+            }
             state.seen = max(state.seen, range.revision)
             // A change seen before this read is in it.
             state.pending = state.pending.filter { $0.value.revision > range.revision }
@@ -397,7 +400,10 @@ package final class EtcdStorage: Storage {
             let signal: (@Sendable () -> Void, DispatchQueue)?? = state.withLock { state in
                 if state.revisions.values.contains(where: { $0 > range.revision }) { return nil }
                 state.unreadable = unreadable
-                for kv in range.keyValues { state.revisions[name(of: kv.key)] = kv.modRevision }
+                for kv in range.keyValues {
+                let name = name(of: kv.key)
+                state.revisions[name] = max(state.revisions[name] ?? 0, kv.modRevision)
+            }
                 state.seen = max(state.seen, range.revision)
                 state.pending = [:]
                 state.compactionReloads += 1
