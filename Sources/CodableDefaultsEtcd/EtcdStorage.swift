@@ -401,9 +401,9 @@ package final class EtcdStorage: Storage {
                 if state.revisions.values.contains(where: { $0 > range.revision }) { return nil }
                 state.unreadable = unreadable
                 for kv in range.keyValues {
-                let name = name(of: kv.key)
-                state.revisions[name] = max(state.revisions[name] ?? 0, kv.modRevision)
-            }
+                    let name = name(of: kv.key)
+                    state.revisions[name] = max(state.revisions[name] ?? 0, kv.modRevision)
+                }
                 state.seen = max(state.seen, range.revision)
                 state.pending = [:]
                 state.compactionReloads += 1
