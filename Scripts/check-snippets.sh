@@ -6,7 +6,8 @@
 #
 # Conventions, in the documents (both are HTML comments, which GitHub and DocC do not render):
 # - A block is the body of a program's main.swift: top-level code, Swift 6 language mode, so its globals
-#   are on the main actor. It must declare or import everything it uses.
+#   are on the main actor. It must declare or import everything it uses (CodableDefaults and
+#   CodableDefaultsEtcd can be imported).
 # - `<!-- continued -->` on the line right before the opening fence: the block builds on the document's
 #   previous checked block and is compiled after it, in the same main.swift (its names must not clash).
 # - `<!-- fragment -->` on the line right before the opening fence: the block is not a program (a
@@ -92,7 +93,10 @@ targets=$(awk -v out="$package/Sources" '
     echo "    dependencies: [.package(path: \"$root\")],"
     echo '    targets: ['
     for target in $targets; do
-        echo "        .executableTarget(name: \"$target\", dependencies: [.product(name: \"CodableDefaults\", package: \"$(basename "$root")\")]),"
+        echo "        .executableTarget(name: \"$target\", dependencies: ["
+        echo "            .product(name: \"CodableDefaults\", package: \"$(basename "$root")\"),"
+        echo "            .product(name: \"CodableDefaultsEtcd\", package: \"$(basename "$root")\"),"
+        echo "        ]),"
     done
     echo '    ],'
     echo '    swiftLanguageModes: [.v6]'
