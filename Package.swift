@@ -15,7 +15,8 @@ let package = Package(
         .target(name: "CodableDefaults", dependencies: ["CodableDefaultsThreadLocal"]),
         // One C thread-local counter, read on every value read (see Internal/Store+Observable.swift).
         .target(name: "CodableDefaultsThreadLocal"),
-        .executableTarget(name: "codable-defaults", dependencies: ["CodableDefaults"]),
+        // The tool links the etcd store too (for `--etcd URLS --prefix P`), and with it FoundationNetworking.
+        .executableTarget(name: "codable-defaults", dependencies: ["CodableDefaults", "CodableDefaultsEtcd"]),
         // etcd's JSON gateway spoken with URLSession (FoundationNetworking on Linux); the only target that links it.
         .target(name: "CodableDefaultsEtcd", dependencies: ["CodableDefaults"]),
         .executableTarget(name: "codable-defaults-example", dependencies: ["CodableDefaults"]),
@@ -48,7 +49,8 @@ let package = Package(
         .testTarget(
             name: "CodableDefaultsEtcdTests",
             dependencies: [
-                "CodableDefaults", "CodableDefaultsEtcd", "CodableDefaultsTestSupport", "codable-defaults-etcd-fixture",
+                "CodableDefaults", "CodableDefaultsEtcd", "CodableDefaultsTestSupport", "codable-defaults",
+                "codable-defaults-etcd-fixture",
             ]),
     ],
     swiftLanguageModes: [.v6]

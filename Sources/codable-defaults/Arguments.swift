@@ -227,7 +227,7 @@ enum ArgumentParser {
                 "--\(name) \(value) is not valid UTF-8: \(shellQuoted(raw.notUTF8Values[name]!))", command: command)
         }
         guard let index = raw.notUTF8Positionals.keys.min() else { return }
-        let hasFile = raw.values["suite"] == nil && raw.values["standard"] == nil
+        let hasFile = raw.values["suite"] == nil && raw.values["standard"] == nil && raw.values["etcd"] == nil
         var roles: [String] = hasFile ? ["FILE"] : []
         switch command {
         case .read, .readType, .update, .explain: roles += ["KEY"]
@@ -252,6 +252,7 @@ enum ArgumentParser {
         let suite = raw.values["suite"]
         let standard = raw.values["standard"]
         let application = raw.values["app"]
+        if let etcd = try etcdLocation(command, raw) { return etcd }
         if suite != nil && standard != nil {
             throw .usage("give either --suite or --standard, not both", command: command)
         }
@@ -270,6 +271,27 @@ enum ArgumentParser {
         let path = positionals.removeFirst()
         if path.isEmpty { throw .usage("FILE is empty", command: command) }
         return .path(path)
+    }
+
+    /// The etcd store of `--etcd URLS --prefix P`, or `nil` without `--etcd`.
+    private static func etcdLocation(_ command: Command, _ raw: RawArguments) throws(ToolError) -> StoreLocation? {
+        guard let etcd = raw.values["etcd"] else {
+            if raw.values["prefix"] != nil {
+                throw .usage("--prefix names the keys of an etcd store; it needs --etcd", command: command)
+            }
+            return nil
+        }
+        if raw.values["suite"] != nil || raw.values["standard"] != nil {
+            throw .usage("give either --etcd or --suite/--standard, not both", command: command)
+        }
+        guard let prefix = raw.values["prefix"] else {
+            throw .usage("--etcd needs --prefix P (the store's keys are the etcd keys P + KEY)", command: command)
+        }
+        let endpoints = etcd.split(separator: ",").map(String.init)
+        if endpoints.isEmpty { throw .usage("--etcd URLS is empty", command: command) }
+        let location = StoreLocation.etcd(endpoints: endpoints, prefix: prefix)
+        try refuseFile(command, raw, option: location.commandLineSpelling)
+        return location
     }
 
     /// Refuses a FILE given together with `--suite` or `--standard` (`option`, as written): more positionals

@@ -18,6 +18,8 @@ final class Tool {
     private var openStores: [Defaults] = []
     /// Receives the errors the stores cannot throw.
     private let reporter = ErrorReporter()
+    /// Where the etcd stores this run opened are, by store (for messages: they have no file).
+    var etcdLocations: [ObjectIdentifier: StoreLocation] = [:]
 
     /// Runs the command given by `arguments` (without the program's name).
     ///
@@ -258,6 +260,8 @@ final class Tool {
                 // An app's standard store is `defaults.json` in its directory: the suite named "defaults".
                 defaults = try Defaults(
                     url: Defaults.suiteURL(named: "defaults", application: application), saveMode: .manual)
+            case .etcd(let endpoints, let prefix):
+                defaults = try openEtcd(endpoints, prefix: prefix)
             }
         } catch {
             throw ToolError(opening: error)
@@ -296,7 +300,11 @@ final class Tool {
 
     /// The store file's path, for messages.
     func path(of defaults: Defaults) -> String {
-        defaults.url?.path ?? "(in memory)"
+        if let url = defaults.url { return url.path }
+        if case .etcd(let endpoints, let prefix) = etcdLocations[ObjectIdentifier(defaults)] {
+            return "etcd \(endpoints.joined(separator: ",")) \(prefix)"
+        }
+        return "(in memory)"
     }
 
     /// The stored value of `key` (no registered or argument values: the tool sets none).

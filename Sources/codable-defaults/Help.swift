@@ -35,12 +35,20 @@ struct CommandSpec: Sendable {
         OptionSpec(name: "app", valueName: "APP", summary: "With --suite: the suite of the app APP."),
     ]
 
+    /// The options that open a store kept in etcd instead of a file (`read`, `write`, `keys` and `watch`).
+    static let etcdOptions = [
+        OptionSpec(
+            name: "etcd", valueName: "URLS",
+            summary: "Use the store on the etcd cluster at URLS (http://host:port, comma-separated) instead of FILE."),
+        OptionSpec(name: "prefix", valueName: "P", summary: "With --etcd: the store's keys are the etcd keys P + KEY."),
+    ]
+
     /// Every command's specification, in the order of the help.
     static let all: [CommandSpec] = [
         CommandSpec(
             command: .read, synopsis: "FILE [KEY]",
             abstract: "Print the whole store as pretty JSON, or one value as compact JSON.",
-            options: storeOptions + LayerOptions.specs,
+            options: storeOptions + etcdOptions + LayerOptions.specs,
             discussion: [
                 "Without KEY, prints the stored object with sorted keys, indented by two spaces. With KEY, "
                     + "prints its value as compact JSON on one line; a key with no stored value exits with 3. "
@@ -69,7 +77,7 @@ struct CommandSpec: Sendable {
         CommandSpec(
             command: .write, synopsis: "FILE KEY [-TYPE] VALUE...",
             abstract: "Store a value: JSON text, a string (--string), or typed as defaults(1) does (-int 5).",
-            options: storeOptions + LayerOptions.specs + [
+            options: storeOptions + etcdOptions + LayerOptions.specs + [
                 OptionSpec(name: "string", valueName: nil, summary: "Store VALUE as a string, not as JSON text.")
             ],
             discussion: [
@@ -155,7 +163,7 @@ struct CommandSpec: Sendable {
         ),
         CommandSpec(
             command: .keys, synopsis: "FILE", abstract: "Print the stored keys, one per line, in the file's order.",
-            options: storeOptions + LayerOptions.specs,
+            options: storeOptions + etcdOptions + LayerOptions.specs,
             discussion: [
                 "A key is printed as it is, unless it is empty, starts with a double quote, or holds a control "
                     + "character (a line break, a tab...) or U+2028/U+2029: such a key is printed as a JSON string, "
@@ -173,7 +181,7 @@ struct CommandSpec: Sendable {
         CommandSpec(
             command: .watch, synopsis: "FILE [KEY...]",
             abstract: "Print a line per change of the store, by any process, until interrupted.",
-            options: storeOptions + [
+            options: storeOptions + etcdOptions + [
                 OptionSpec(
                     name: "initial", valueName: nil, summary: "First print a line per key with its current value.")
             ],
@@ -321,6 +329,9 @@ enum Help {
               --suite NAME       the suite NAME, as Defaults(suiteName:) opens it: NAME.json in the directory
                                  below (with --app APP, in the directory of the app APP)
               --standard APP     the standard store of the app APP: defaults.json in its directory
+              --etcd URLS --prefix P
+                                 (read, write, keys, watch) the store kept in the etcd cluster at URLS
+                                 (comma-separated http(s)://host:port), in the etcd keys P + KEY
             An app's directory is $\(Defaults.directoryEnvironmentVariable) when set, else
             $XDG_CONFIG_HOME/APP, else ~/.config/APP (this tool's own APP is codable-defaults).
             Paths are resolved as the kernel resolves them: with link -> real/sub, link/../s.json is

@@ -7,7 +7,7 @@ enum Command: String, CaseIterable, Sendable {
     case write, update, rename, delete, keys, check, watch, `import`, export, explain, help
 }
 
-/// Where the store file of a command is: a path, a suite, or an app's standard store.
+/// Where the store of a command is: a path, a suite, an app's standard store, or a prefix in etcd.
 enum StoreLocation: Sendable, Equatable {
     /// A store file given by its path.
     case path(String)
@@ -16,6 +16,8 @@ enum StoreLocation: Sendable, Equatable {
     case suite(String, application: String?)
     /// The standard store (`defaults.json`) of the app `application`.
     case standard(application: String)
+    /// The store kept in the etcd cluster at `endpoints`, under the keys that start with `prefix`.
+    case etcd(endpoints: [String], prefix: String)
 
     /// How the location is written on a command line, quoted for a POSIX shell.
     var commandLineSpelling: String {
@@ -25,6 +27,8 @@ enum StoreLocation: Sendable, Equatable {
         case .suite(let name, let application?):
             return "--suite \(shellQuoted(name)) --app \(shellQuoted(application))"
         case .standard(let application): return "--standard \(shellQuoted(application))"
+        case .etcd(let endpoints, let prefix):
+            return "--etcd \(shellQuoted(endpoints.joined(separator: ","))) --prefix \(shellQuoted(prefix))"
         }
     }
 }
