@@ -26,7 +26,7 @@ let package = Package(
         .executableTarget(
             name: "codable-defaults-etcd-fixture", dependencies: ["CodableDefaults", "CodableDefaultsEtcd"]),
         .executableTarget(
-            name: "CodableDefaultsBenchmarks", dependencies: ["CodableDefaults"],
+            name: "CodableDefaultsBenchmarks", dependencies: ["CodableDefaults", "CodableDefaultsEtcd"],
             path: "Benchmarks/CodableDefaultsBenchmarks"),
         // The tests, in layers that `swift test --filter` selects by target name (README, "Run and test"):
         // fast in-process unit tests; tests that start processes (the built tool, the fixture); and tests of

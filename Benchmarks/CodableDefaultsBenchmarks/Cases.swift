@@ -99,6 +99,7 @@ enum CaseCatalog {
         ("observer-fanout", ObservationCases.fanOut),
         ("outside-change", ObservationCases.outsideChange),
         ("memory-10mb", OpenCases.memory),
+        ("etcd-store", EtcdCases.etcdStore),
     ]
 
     /// The identifiers, for `--filter` and the usage text.

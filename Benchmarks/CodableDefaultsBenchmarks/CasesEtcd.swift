@@ -1,0 +1,193 @@
+import CodableDefaults
+import CodableDefaultsEtcd
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The store kept in etcd, against a local one-member etcd the case starts (skipped, with a note, when there is no
+/// `/usr/bin/etcd` or `$ETCD_BINARY`): a cached read, an `.immediate` set against `etcdctl put`, and how long a
+/// change made through one handle takes to reach an observer of another.
+enum EtcdCases {
+    static func etcdStore(_ context: Context) throws {
+        let binary = ProcessInfo.processInfo.environment["ETCD_BINARY"] ?? "/usr/bin/etcd"
+        let etcdctl = URL(fileURLWithPath: binary).deletingLastPathComponent().appendingPathComponent("etcdctl").path
+        guard access(binary, X_OK) == 0, access(etcdctl, X_OK) == 0 else {
+            progress("etcd-store: skipped: no \(binary) and \(etcdctl) (apt-get install etcd-server etcd-client)")
+            return
+        }
+        let sampling = context.scale.slow
+        var result = CaseResult(
+            id: "etcd-store", title: "the store on a local one-member etcd",
+            detail: "cached read; .immediate set (one transaction, acknowledged) against `etcdctl put` (a process "
+                + "each); a change through one handle until another handle's observer runs; \(sampling.samples) "
+                + "samples after \(sampling.warmup) warm-up",
+            ratioReference: "etcdctl put")
+        try context.withDirectory("etcd-store") { directory in
+            let server = try LocalEtcd(binary: binary, directory: directory.path)
+            defer { server.stop() }
+            let a = try open(server.endpoint)
+            let b = try open(server.endpoint)
+            let key = Defaults.Key<Int>("counter", default: 0)
+
+            a[key] = 1
+            let reads = context.scale.fast
+            var readTimes: [Double] = []
+            let perSample = 100_000
+            for round in 0..<(reads.warmup + reads.samples) {
+                var sum = 0
+                let time = elapsed { for _ in 0..<perSample { sum &+= a[key] } }
+                if sum == 0 { throw BenchmarkError("etcd-store: the cached reads read nothing") }
+                if round >= reads.warmup { readTimes.append(Double(time) / Double(perSample)) }
+            }
+
+            let seen = DispatchSemaphore(value: 0)
+            let token = b.observe(key) { _ in seen.signal() }
+            defer { token.cancel() }
+            var setTimes: [Double] = []
+            var observedTimes: [Double] = []
+            var putTimes: [Double] = []
+            for round in 0..<(sampling.warmup + sampling.samples) {
+                let start = monotonicNanoseconds()
+                a[key] = round + 2
+                let set = monotonicNanoseconds() &- start
+                guard seen.wait(timeout: .now() + 30) == .success else {
+                    throw BenchmarkError("etcd-store: the other handle's observer did not run within 30 s")
+                }
+                let observed = monotonicNanoseconds() &- start
+                let put = try elapsed { try server.etcdctl(etcdctl, ["put", "bench/other", "\(round)"]) }
+                if round >= sampling.warmup {
+                    setTimes.append(Double(set))
+                    observedTimes.append(Double(observed))
+                    putTimes.append(Double(put))
+                }
+            }
+            result.figures = [
+                Figure(contender: "cached read (subscript)", stats: Stats(readTimes)),
+                Figure(contender: ".immediate set", stats: Stats(setTimes)),
+                Figure(contender: "change to the other handle's observer", stats: Stats(observedTimes)),
+                Figure(contender: "etcdctl put", stats: Stats(putTimes)),
+            ]
+        }
+        try result.computeRatios(against: "etcdctl put")
+        try result.goalAtMost(
+            ".immediate set ≤ etcdctl put", subject: ".immediate set", reference: "etcdctl put", factor: 1)
+        context.record(result)
+    }
+
+    /// Opens the store under `bench/` at `endpoint`, `.immediate`, waiting for the asynchronous initializer on
+    /// this thread (the benchmark's main thread, not one of the cooperative pool's).
+    private static func open(_ endpoint: String) throws -> Defaults {
+        let outcome = OutcomeBox()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do throws(DefaultsError) {
+                outcome.set(
+                    .success(try await Defaults(etcd: [URL(string: endpoint)!], prefix: "bench/", saveMode: .immediate))
+                )
+            } catch {
+                outcome.set(.failure(error))
+            }
+            done.signal()
+        }
+        done.wait()
+        guard let opened = outcome.get() else { throw BenchmarkError("etcd-store: the store did not open") }
+        switch opened {
+        case .success(let defaults): return defaults
+        case .failure(let error): throw BenchmarkError("etcd-store: \(error)")
+        }
+    }
+}
+
+/// The outcome of opening a store, handed from the opening task to the waiting thread.
+private final class OutcomeBox: Sendable {
+    private let lock = NSLock()
+    private nonisolated(unsafe) var outcome: Result<Defaults, DefaultsError>?
+
+    func set(_ value: Result<Defaults, DefaultsError>) { lock.withLock { outcome = value } }
+    func get() -> Result<Defaults, DefaultsError>? { lock.withLock { outcome } }
+}
+
+/// A one-member etcd on free loopback ports, its data and log in `directory`.
+private final class LocalEtcd {
+    let endpoint: String
+    private let process = Process()
+
+    init(binary: String, directory: String) throws {
+        let client = try freePort()
+        var peer = try freePort()
+        while peer == client { peer = try freePort() }
+        endpoint = "http://127.0.0.1:\(client)"
+        let peerURL = "http://127.0.0.1:\(peer)"
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "--name", "bench", "--data-dir", "\(directory)/etcd.data", "--listen-client-urls", endpoint,
+            "--advertise-client-urls", endpoint, "--listen-peer-urls", peerURL, "--initial-advertise-peer-urls",
+            peerURL, "--initial-cluster", "bench=\(peerURL)", "--logger", "zap", "--log-outputs", "stderr",
+        ]
+        guard FileManager.default.createFile(atPath: "\(directory)/etcd.log", contents: nil),
+            let log = FileHandle(forWritingAtPath: "\(directory)/etcd.log")
+        else { throw BenchmarkError("etcd-store: cannot make \(directory)/etcd.log") }
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        // Healthy: /health says so (polled, bounded).
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if !process.isRunning { throw BenchmarkError("etcd-store: etcd exited; see \(directory)/etcd.log") }
+            do {
+                let data = try Data(contentsOf: URL(string: endpoint + "/health")!)
+                if String(decoding: data, as: UTF8.self).contains("\"health\":\"true\"") { return }
+            } catch {
+                // Not listening yet: asked again below, until the deadline.
+            }
+            usleep(50_000)
+        }
+        stop()
+        throw BenchmarkError("etcd-store: etcd was not healthy within 30 s")
+    }
+
+    /// Runs etcdctl with `arguments` against this etcd, to its end.
+    func etcdctl(_ path: String, _ arguments: [String]) throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: path)
+        child.arguments = ["--endpoints", endpoint] + arguments
+        child.environment = ["ETCDCTL_API": "3"]
+        child.standardOutput = FileHandle.nullDevice
+        try child.run()
+        child.waitUntilExit()
+        guard child.terminationStatus == 0 else { throw BenchmarkError("etcdctl \(arguments) failed") }
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+/// A TCP port of 127.0.0.1 that is free right now.
+private func freePort() throws -> Int {
+    #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+    #endif
+    guard descriptor >= 0 else { throw BenchmarkError("socket failed") }
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(descriptor, $0, length) == 0 ? getsockname(descriptor, $0, &length) : -1
+        }
+    }
+    guard named == 0 else { throw BenchmarkError("bind failed") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
