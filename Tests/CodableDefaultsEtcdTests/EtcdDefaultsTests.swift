@@ -123,6 +123,23 @@ struct EtcdDefaultsTests {
         }
     }
 
+    @Test func immediateSetsFromMoreTasksThanThePoolHasThreadsAllReturn() async throws {
+        try await EtcdServer.with { server in
+            let defaults = try await open(server)
+            // Each set waits for etcd on its task's thread, a thread of the cooperative pool: with more tasks than
+            // the pool has threads, every pool thread waits at once; the etcd calls must not need one.
+            let tasks = 4 * max(2, ProcessInfo.processInfo.activeProcessorCount)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<tasks {
+                    group.addTask { try defaults.set(index, for: Defaults.Key<Int>("task\(index)", default: -1)) }
+                }
+                try await group.waitForAll()
+            }
+            let keys = try await server.etcdctl(["get", "--prefix", "--keys-only", "myservice/task"])
+            #expect(keys.split(separator: "\n").count == tasks)
+        }
+    }
+
     @Test func aBurstOfAThousandSetsUnderAfterIdleIsOneTransaction() async throws {
         try await EtcdServer.with { server in
             let defaults = try await open(server, saveMode: .afterIdle(.milliseconds(300)))
