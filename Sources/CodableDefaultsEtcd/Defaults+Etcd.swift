@@ -37,7 +37,8 @@ extension Defaults {
     /// with a backoff (100 ms doubling to 5 s) and saves them once it answers. Failed background saves go to
     /// ``onError``; `flush()` throws. A value another tool stored that is not JSON is left as it is
     /// (until this store sets that key): a typed read gives the key's default and reports a `decodingFailed`
-    /// error naming the key to ``onError``, and ``value(for:)`` throws it.
+    /// error naming the key to ``onError``, and ``value(for:)`` throws it. It is not a stored value: `keys` does not
+    /// list it, and `reset` and `removeAll()` leave it; a set writes over it.
     ///
     /// - Parameters:
     ///   - endpoints: Client URLs of the cluster's members (`http://host:2379` or `https://host:2379`, checked
@@ -47,7 +48,8 @@ extension Defaults {
     ///   - saveMode: When changes made through this `Defaults` are written to etcd.
     ///   - username: The etcd user to authenticate as (etcd's authentication), or `nil` when it has none.
     ///   - password: The user's password.
-    ///   - options: Limits (value depth, key length); the file policies do not apply.
+    ///   - options: Limits (value depth, key length); the file's policies (unreadable file, lock timeout, file
+    ///     size) and migrations do not apply.
     ///   - onError: If not `nil`, becomes ``onError`` before the store opens.
     /// - Throws: ``DefaultsError``: `invalidArgument` for an endpoint that is not an `http(s)://` URL with a host
     ///   or an option out of range, `readFailed` quoting etcd when the prefix cannot be read (no endpoint

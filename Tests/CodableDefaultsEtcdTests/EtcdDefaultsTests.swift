@@ -194,6 +194,13 @@ struct EtcdDefaultsTests {
             #expect(late?.code == .decodingFailed)
             #expect(late?.key == "title")
 
+            // Neither is a stored value: a reset and removeAll leave them.
+            defaults.reset(title)
+            defaults.removeAll()
+            #expect(defaults.keys == [])
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/title"]) == "{oops\n")
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "not json\n")
+
             // Setting it writes over it; then it reads.
             defaults[volume] = 0.7
             #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.7\n")
