@@ -140,6 +140,28 @@ struct EtcdDefaultsTests {
         }
     }
 
+    @Test func aClusterWithAuthenticationTakesTheUserAndRefusesAWrongPassword() async throws {
+        try await EtcdServer.with { server in
+            try await server.etcdctl(["user", "add", "root:pass"])
+            try await server.etcdctl(["auth", "enable"])
+            let urls = server.clientURLs.map { URL(string: $0)! }
+            let defaults = try await Defaults(
+                etcd: urls, prefix: "myservice/", saveMode: .immediate, username: "root", password: "pass")
+            defaults[volume] = 0.6
+            let stored = try await server.etcdctl(
+                ["--user", "root:pass", "get", "--print-value-only", "myservice/volume"])
+            #expect(stored == "0.6\n")
+
+            let refused = await #expect(throws: DefaultsError.self) {
+                try await Defaults(etcd: urls, prefix: "myservice/", username: "root", password: "wrong")
+            }
+            #expect(refused?.code == .readFailed)
+            #expect(
+                refused?.message.contains("refused the user name or password") == true, "\(String(describing: refused))"
+            )
+        }
+    }
+
     @Test func aBurstOfAThousandSetsUnderAfterIdleIsOneTransaction() async throws {
         try await EtcdServer.with { server in
             let defaults = try await open(server, saveMode: .afterIdle(.milliseconds(300)))
