@@ -79,37 +79,14 @@ enum EtcdCases {
         context.record(result)
     }
 
-    /// Opens the store under `bench/` at `endpoint`, `.immediate`, waiting for the asynchronous initializer on
-    /// this thread (the benchmark's main thread, not one of the cooperative pool's).
+    /// Opens the store under `bench/` at `endpoint`, `.immediate`.
     private static func open(_ endpoint: String) throws -> Defaults {
-        let outcome = OutcomeBox()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do throws(DefaultsError) {
-                outcome.set(
-                    .success(try await Defaults(etcd: [URL(string: endpoint)!], prefix: "bench/", saveMode: .immediate))
-                )
-            } catch {
-                outcome.set(.failure(error))
-            }
-            done.signal()
-        }
-        done.wait()
-        guard let opened = outcome.get() else { throw BenchmarkError("etcd-store: the store did not open") }
-        switch opened {
-        case .success(let defaults): return defaults
-        case .failure(let error): throw BenchmarkError("etcd-store: \(error)")
+        do {
+            return try Defaults.openingEtcd([URL(string: endpoint)!], prefix: "bench/", saveMode: .immediate)
+        } catch {
+            throw BenchmarkError("etcd-store: \(error)")
         }
     }
-}
-
-/// The outcome of opening a store, handed from the opening task to the waiting thread.
-private final class OutcomeBox: Sendable {
-    private let lock = NSLock()
-    private nonisolated(unsafe) var outcome: Result<Defaults, DefaultsError>?
-
-    func set(_ value: Result<Defaults, DefaultsError>) { lock.withLock { outcome = value } }
-    func get() -> Result<Defaults, DefaultsError>? { lock.withLock { outcome } }
 }
 
 /// A one-member etcd on free loopback ports, its data and log in `directory`.

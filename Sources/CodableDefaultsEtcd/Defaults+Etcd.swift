@@ -70,3 +70,25 @@ extension Defaults {
         storage.whenWritableAgain { [weak self] in self?.saveUnsavedChangesInBackground() }
     }
 }
+
+extension Defaults {
+    /// ``init(etcd:prefix:saveMode:username:password:options:onError:)``, waited for on the calling thread: for the
+    /// synchronous programs of this package (the tool, the benchmarks). Safe on any thread, Swift's cooperative
+    /// pool included (the call runs on threads of its own, see `Blocking`).
+    ///
+    /// - Throws: What the initializer throws.
+    package static func openingEtcd(
+        _ endpoints: [URL], prefix: String, saveMode: SaveMode, username: String? = nil, password: String? = nil
+    ) throws(DefaultsError) -> Defaults {
+        do {
+            return try Blocking.run {
+                try await Defaults(
+                    etcd: endpoints, prefix: prefix, saveMode: saveMode, username: username, password: password)
+            }
+        } catch let error as DefaultsError {
+            throw error
+        } catch {
+            throw DefaultsError(.readFailed, "the etcd store did not open: \(error)")
+        }
+    }
+}
