@@ -97,6 +97,15 @@ extension JSONFileStorage {
                 JSONFileStorage.record((StoredMembers(indexed), identity), in: &state)
                 return StoredMembers(indexed)
             }
+            // An image holds 31-bit offsets: refuse, before building it, a result that could pass 2 GiB (a bound: a
+            // name quoted takes at most 6 bytes per byte, plus its line's 8 bytes of layout).
+            let bound = migrated.reduce(64) { $0 + 6 * $1.key.utf8.count + $1.value.count + 8 }
+            guard bound <= FileImage.maximumByteCount else {
+                throw DefaultsError(
+                    .migrationFailed,
+                    "the migrated file could be over \(FileImage.maximumByteCount) bytes, the most a store file can "
+                        + "hold; the file is untouched", path: file.path)
+            }
             let image = FileImage(members: migrated)
             // Never write a file that this store (with these limits) could not open again.
             do throws(DefaultsError) {
