@@ -60,7 +60,8 @@ struct StoreState {
     /// values those the layers hold for it.
     private mutating func makeCell(_ name: String, key: MemberName) -> Cell {
         let cell = Cell(name: name)
-        if let value = base.value(named: name) {
+        // A store with nothing read (grown by sets, in memory) has no base to look in: no hashing for a miss.
+        if !base.isEmpty, let value = base.value(named: name) {
             cell.stored = .raw(value)
             cell.saved = value
         }

@@ -53,6 +53,9 @@ package struct StoredMembers: Sendable {
         }
     }
 
+    /// Whether there is no member.
+    var isEmpty: Bool { count == 0 }
+
     /// Whether a member is named `name`.
     func contains(_ name: String) -> Bool {
         switch representation {
