@@ -1,3 +1,4 @@
+import CodableDefaults
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -37,7 +38,7 @@ package final class EtcdClient: Sendable {
     package let watchIdleTimeout: TimeInterval
     private let credentials: Credentials?
     private let session: URLSession
-    private let state = EtcdLock(State())
+    private let state = Locked(State())
 
     /// A user name and password of etcd's authentication.
     private struct Credentials: Sendable {

@@ -32,7 +32,7 @@ package final class EtcdStorage: Storage {
     package let maximumOperationsPerTransaction: Int
     /// The nesting limit for values (the store's ``Defaults/Options/maximumDepth``).
     private let maxDepth: Int
-    private let state = EtcdLock(State())
+    private let state = Locked(State())
 
     /// A change a watch saw that the store has not taken in yet.
     private struct Seen {

@@ -24,7 +24,7 @@ struct EtcdDefaultsFaultTests {
             let errors = ErrorLog()
             let a = try await open(server, errors)
             let b = try await open(server, errors)
-            let seen = Guarded<[Double]>([])
+            let seen = Locked<[Double]>([])
             let token = b.observe(volume) { change in seen.withLock { $0.append(change.newValue) } }
             a[volume] = 0.1
             #expect(try await eventually { seen.withLock { $0 } == [0.1] })
@@ -48,7 +48,7 @@ struct EtcdDefaultsFaultTests {
             let quiet = ErrorLog()
             let a = try await open(server, errors)
             let b = try await open(server, quiet)
-            let seen = Guarded<[Int]>([])
+            let seen = Locked<[Int]>([])
             let token = b.observe(counter) { change in seen.withLock { $0.append(change.newValue) } }
             a[counter] = 1
             #expect(try await eventually { seen.withLock { $0 } == [1] })
@@ -81,7 +81,7 @@ struct EtcdDefaultsFaultTests {
             let a = try await open(server, errors)
             let b = try await open(server, errors)
             let storage = try #require(b.engine as? EtcdStorage)
-            let seen = Guarded<[Double]>([])
+            let seen = Locked<[Double]>([])
             let token = b.observe(volume) { change in seen.withLock { $0.append(change.newValue) } }
             a[counter] = 3
             #expect(try await eventually { b[counter] == 3 })

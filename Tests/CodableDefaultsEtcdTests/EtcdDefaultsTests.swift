@@ -94,7 +94,7 @@ struct EtcdDefaultsTests {
         try await EtcdServer.with { server in
             let a = try await open(server)
             let b = try await open(server)
-            let seen = Guarded<[Double]>([])
+            let seen = Locked<[Double]>([])
             let token = b.observe(volume) { change in seen.withLock { $0.append(change.newValue) } }
             var updates = b.updates(counter).makeAsyncIterator()
             #expect(await updates.next() == 0)  // the initial value

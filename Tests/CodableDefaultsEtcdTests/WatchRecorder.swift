@@ -1,3 +1,4 @@
+import CodableDefaults
 import CodableDefaultsEtcd
 import Foundation
 
@@ -5,7 +6,7 @@ import Foundation
 
 /// Iterates a watch in a task of its own and keeps what it saw: the events, and the error it ended with.
 final class WatchRecorder: Sendable {
-    private let state = Guarded<(responses: [EtcdWatchResponse], error: (any Error)?, ended: Bool)>(([], nil, false))
+    private let state = Locked<(responses: [EtcdWatchResponse], error: (any Error)?, ended: Bool)>(([], nil, false))
     private let task: Task<Void, Never>
 
     /// Starts iterating `watch`.
@@ -69,17 +70,3 @@ final class WatchRecorder: Sendable {
 
 /// The UTF-8 bytes of a text.
 func utf8(_ text: String) -> [UInt8] { Array(text.utf8) }
-
-/// A value behind a lock, for what tests share between tasks.
-final class Guarded<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}

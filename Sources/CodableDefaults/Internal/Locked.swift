@@ -1,4 +1,5 @@
-/// State that can be reached only while its lock is held: the shape of the standard library's `Mutex` and
+/// State that can be reached only while its lock is held (for every target of the package: the store, the etcd
+/// engine and client, the tests): the shape of the standard library's `Mutex` and
 /// of NIO's `NIOLockedValueBox`, for the platforms this package supports below `Mutex`'s availability.
 ///
 /// Every field of `State` is read and written inside ``withLock(_:)``, so an access that forgets the lock
@@ -12,12 +13,12 @@
 /// is only ever touched with the lock held, which is what this type guarantees. `State` may hold
 /// non-`Sendable` objects (the store's cells); a caller may carry such an object out of the closure only
 /// as an identity, to be looked at again inside a later `withLock`.
-final class Locked<State>: @unchecked Sendable {
+package final class Locked<State>: @unchecked Sendable {
     private let lock = Lock()
     private let state: UnsafeMutablePointer<State>
 
     /// Creates the box holding `initial`.
-    init(_ initial: State) {
+    package init(_ initial: State) {
         state = .allocate(capacity: 1)
         state.initialize(to: initial)
     }
@@ -29,7 +30,7 @@ final class Locked<State>: @unchecked Sendable {
 
     /// Runs `body` with the lock held, giving it the state to read and change, and returns its result.
     @inline(__always)
-    func withLock<Result, E: Error>(_ body: (inout State) throws(E) -> Result) throws(E) -> Result {
+    package func withLock<Result, E: Error>(_ body: (inout State) throws(E) -> Result) throws(E) -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(&state.pointee)

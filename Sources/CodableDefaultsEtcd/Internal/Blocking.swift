@@ -1,3 +1,4 @@
+import CodableDefaults
 import Dispatch
 
 /// Runs the client's `async` calls to completion for the store's synchronous ``Storage`` methods.
@@ -18,7 +19,7 @@ enum Blocking {
     ///
     /// - Throws: What `body` throws.
     static func run<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) throws -> Value {
-        let outcome = EtcdLock<Result<Value, any Error>?>(nil)
+        let outcome = Locked<Result<Value, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task(executorPreference: executor) {
             let result: Result<Value, any Error>
