@@ -229,4 +229,40 @@ struct EtcdDefaultsTests {
             #expect(try defaults.value(for: volume) == 0.7)
         }
     }
+
+    @Test func aKeyReadWhileAbsentThatAnotherToolSetsToTextThatIsNotJSONIsReportedThenForgottenWhenDeleted()
+        async throws
+    {
+        try await EtcdServer.with { server in
+            let errors = ErrorLog()
+            let defaults = try await open(server, onError: errors.handler)
+            let marker = Defaults.Key<Int>("marker", default: 0)
+            var markers = defaults.updates(marker, options: []).makeAsyncIterator()
+
+            // Read while absent: the default, cached, no error.
+            #expect(defaults[counter] == 0)
+            #expect(try defaults.value(for: counter) == 0)
+            #expect(errors.errors.isEmpty)
+
+            // Another tool stores text that is not JSON, then a marker: once the marker is observed, the store has
+            // taken in both (the watch delivers them in order).
+            try await server.etcdctl(["put", "myservice/counter", "seven"])
+            try await server.etcdctl(["put", "myservice/marker", "1"])
+            #expect(await markers.next() == 1)
+            #expect(defaults[counter] == 0)
+            let reported = try #require(errors.errors.first)
+            #expect(reported.code == .decodingFailed)
+            #expect(reported.key == "counter")
+            let thrown = #expect(throws: DefaultsError.self) { try defaults.value(for: counter) }
+            #expect(thrown?.key == "counter")
+            #expect(thrown?.message.contains("myservice/counter") == true, "\(String(describing: thrown))")
+
+            // Deleted by that tool: the default again, without an error.
+            try await server.etcdctl(["del", "myservice/counter"])
+            try await server.etcdctl(["put", "myservice/marker", "2"])
+            #expect(await markers.next() == 2)
+            #expect(try defaults.value(for: counter) == 0)
+            #expect(errors.errors.count == 1)
+        }
+    }
 }

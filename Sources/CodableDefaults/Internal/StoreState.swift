@@ -167,8 +167,17 @@ struct StoreState {
         case .snapshot(let members): return takeIn(snapshot: members)
         case .changes(let changes):
             var changed = Set<MemberName>()
-            for change in changes where takeIn(change.value, for: cell(named: change.name)) {
-                changed.insert(MemberName(change.name))
+            for change in changes {
+                let cell = cell(named: change.name)
+                if takeIn(change.value, for: cell) {
+                    changed.insert(MemberName(change.name))
+                } else if change.value == nil && !cell.isDirty {
+                    // Still without a value, yet the engine reported the name: it may now hold a value the store
+                    // cannot take (text that is not JSON, see `Storage.unreadableValue(named:)`), or no longer
+                    // hold one. A new version makes a cached read ask again; nobody is told (the value read is the
+                    // same).
+                    cell.version &+= 1
+                }
             }
             return changed
         }
