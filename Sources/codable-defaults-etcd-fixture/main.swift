@@ -4,13 +4,13 @@
 // single `write(2)` call and ends in "\n", so a reader sees whole lines as soon as they are printed.
 //
 // USAGE
-//   codable-defaults-etcd-fixture ENDPOINTS PREFIX [--save-mode manual|immediate|idle:MS]
+//   codable-defaults-etcd-fixture ENDPOINTS PREFIX [--save-mode manual|immediate|idle:MS] [--user NAME PASSWORD]
 //     ENDPOINTS: comma-separated client URLs (http://127.0.0.1:2379,...). The save mode is `immediate` unless
-//     given.
+//     given. With `--user`, the store authenticates as NAME with PASSWORD (etcd's authentication).
 //
-//   Opens the store (`try await Defaults(etcd:prefix:saveMode:)`) and prints `ready PID`, or `error JSON` and
-//   exits with status 1 when it cannot. Then reads commands, one per line, from standard input and answers each
-//   with exactly one line, in order:
+//   Opens the store (`try await Defaults(etcd:prefix:saveMode:username:password:)`) and prints `ready PID`, or
+//   `error JSON` and exits with status 1 when it cannot. Then reads commands, one per line, from standard input
+//   and answers each with exactly one line, in order:
 //     set KEY JSON      -> ok                      stores the JSON value (any JSON text) under KEY
 //     remove KEY        -> ok                      removes KEY's stored value
 //     get KEY           -> value KEY JSON | none KEY
@@ -86,25 +86,33 @@ func usage(_ message: String) -> Never {
     exit(64)
 }
 
-var arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments.count >= 2 else { usage("expected ENDPOINTS PREFIX [--save-mode MODE]") }
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.count >= 2 else { usage("expected ENDPOINTS PREFIX [--save-mode MODE] [--user NAME PASSWORD]") }
 let endpoints = arguments[0].split(separator: ",").compactMap { URL(string: String($0)) }
 let prefix = arguments[1]
 var saveMode = Defaults.SaveMode.immediate
-if arguments.count >= 4, arguments[2] == "--save-mode" {
-    switch arguments[3] {
-    case "manual": saveMode = .manual
-    case "immediate": saveMode = .immediate
-    case let mode where mode.hasPrefix("idle:"):
+var user: (name: String, password: String)?
+var options = arguments.dropFirst(2)
+while let option = options.popFirst() {
+    switch (option, options.first) {
+    case ("--save-mode", "manual"): saveMode = .manual
+    case ("--save-mode", "immediate"): saveMode = .immediate
+    case ("--save-mode", let mode?) where mode.hasPrefix("idle:"):
         guard let milliseconds = Int(mode.dropFirst(5)) else { usage("bad save mode \(mode)") }
         saveMode = .afterIdle(.milliseconds(milliseconds))
-    default: usage("bad save mode \(arguments[3])")
+    case ("--user", let name?) where options.count >= 2:
+        user = (name, options[options.startIndex + 1])
+        options = options.dropFirst()
+    default: usage("bad option \(option) \(options.first ?? "")")
     }
+    options = options.dropFirst()
 }
 
 let defaults: Defaults
 do {
-    defaults = try await Defaults(etcd: endpoints, prefix: prefix, saveMode: saveMode) { error in
+    defaults = try await Defaults(
+        etcd: endpoints, prefix: prefix, saveMode: saveMode, username: user?.name, password: user?.password
+    ) { error in
         output.line("reported " + errorJSON(error))
     }
 } catch {

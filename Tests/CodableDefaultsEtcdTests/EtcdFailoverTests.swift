@@ -37,19 +37,8 @@ struct EtcdFailoverTests {
     }
 
     @Test func anHTTPSEndpointWhoseCertificateTheSystemDoesNotTrustIsRefused() async throws {
-        let directory = try TemporaryDirectory()
-        let certificate = directory.file("certificate.pem").path
-        let key = directory.file("key.pem").path
-        let openssl = try #require(findExecutable("openssl"), "this test needs openssl (apt-get install openssl)")
-        let made = try EtcdProcess(
-            openssl,
-            [
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
-                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-            ], stdout: "/dev/null", stderr: directory.file("openssl.err").path)
-        #expect(try await made.wait(timeout: 30) == .exited(0), "\(fileText(directory.file("openssl.err").path))")
-
-        try await EtcdServer.with(tls: (certificate, key)) { server in
+        let made = try await TestCertificate()
+        try await EtcdServer.with(tls: made.tls) { server in
             #expect(server.clientURL.hasPrefix("https://"))
             let client = try EtcdClient(endpoints: [server.clientURL])
             let error = await #expect(throws: EtcdError.self) { try await client.get(utf8("app/x")) }
@@ -58,7 +47,7 @@ struct EtcdFailoverTests {
             let reason = error?.failures.first?.reason ?? ""
             #expect(reason.contains("certificate"), "\(reason)")
             // etcd itself serves it: etcdctl with the certificate as its CA reads through it.
-            try await server.etcdctl(["--cacert", certificate, "put", "app/x", "1"])
+            try await server.etcdctl(["--cacert", made.certificate, "put", "app/x", "1"])
         }
     }
 

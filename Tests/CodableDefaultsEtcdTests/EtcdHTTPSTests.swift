@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+
+@testable import CodableDefaultsTestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The file that holds the system's trust store for libcurl (and so `URLSession`) on Debian.
+private let systemTrustStore = "/etc/ssl/certs/ca-certificates.crt"
+
+/// Whether this machine lets a test give one process a trust store of its own: a private mount namespace
+/// (`unshare --mount`, root) in which a file is bound over ``systemTrustStore``.
+private let canGiveAProcessATrustStore: Bool = {
+    guard getuid() == 0, access(systemTrustStore, R_OK) == 0 else { return false }
+    do {
+        let (status, _) = try runCommand(["unshare", "--mount", "true"])
+        return status == .exited(0)
+    } catch {
+        return false
+    }
+}()
+
+/// Starts `codable-defaults-etcd-fixture` with `arguments` in a mount namespace of its own whose system trust
+/// store is `certificate` alone: the library checks etcd's certificate against the system's trust store, as in
+/// production, and the test's certificate is the one authority that store holds (nothing changes outside that
+/// process).
+private func startTrusting(_ certificate: String, _ arguments: [String]) throws -> ChildProcess {
+    let fixture = try #require(
+        Fixture.executable(named: "codable-defaults-etcd-fixture"),
+        "build the fixture first: swift build --product codable-defaults-etcd-fixture")
+    let unshare = try #require(findExecutable("unshare"), "this test needs unshare (util-linux)")
+    let script = "mount --bind \"$1\" \(systemTrustStore) && shift && exec \"$@\""
+    return try ChildProcess(unshare, ["--mount", "sh", "-c", script, "sh", certificate, fixture] + arguments)
+}
+
+/// The next line of `child` that is not a `changed` event (an answer, a `reported` error or the end).
+private func nextLine(_ child: ChildProcess, skippingChanges: Bool = true) throws -> String {
+    while true {
+        let line = try child.readLine(timeout: 60) ?? "end of output"
+        if skippingChanges && line.hasPrefix("changed ") { continue }
+        return line
+    }
+}
+
+@Suite(
+    "Defaults on etcd over HTTPS, the certificate trusted through the system's trust store",
+    .enabled(if: canGiveAProcessATrustStore, "needs root and unshare --mount, to give one process a trust store"))
+struct EtcdHTTPSTests {
+    @Test func setsLandAndTheWatchBringsChangesToTheOtherHandle() async throws {
+        let made = try await TestCertificate()
+        try await EtcdServer.with(tls: made.tls) { server in
+            #expect(server.clientURL.hasPrefix("https://"))
+            let arguments = [server.clientURL, "myservice/"]
+            let lines = try await onThread { () throws -> [String] in
+                let a = try startTrusting(made.certificate, arguments)
+                let b = try startTrusting(made.certificate, arguments)
+                var lines = [try nextLine(a).prefix(5), try nextLine(b).prefix(5)].map(String.init)
+                lines.append(try b.ask("observe volume"))
+                lines.append(try b.ask("observe profile"))
+                lines.append(try a.ask("set volume 0.8"))
+                lines.append(try nextLine(b, skippingChanges: false))
+                lines.append(try a.ask("set profile {\"name\":\"https\"}"))
+                lines.append(try nextLine(b, skippingChanges: false))
+                lines.append(try a.ask("quit"))
+                lines.append(try b.ask("quit"))
+                lines.append("\(try a.wait(timeout: 30)) \(try b.wait(timeout: 30))")
+                return lines
+            }
+            #expect(
+                lines == [
+                    "ready", "ready", "ok", "ok", "ok", "changed volume 0.8", "ok",
+                    #"changed profile {"name":"https"}"#, "bye", "bye", "exit status 0 exit status 0",
+                ])
+            let stored = try await server.etcdctl(["--cacert", made.certificate, "get", "myservice/volume"])
+            #expect(stored == "myservice/volume\n0.8\n")
+        }
+    }
+
+    @Test func etcdsErrorAnswersAreClearErrorsAndTheProcessGoesOn() async throws {
+        let made = try await TestCertificate()
+        try await EtcdServer.with(tls: made.tls) { server in
+            let etcdctl = { (arguments: [String]) in
+                _ = try await server.etcdctl(["--cacert", made.certificate] + arguments)
+            }
+            // A user who may read the prefix but not write it; then authentication on.
+            try await etcdctl(["role", "add", "reader"])
+            try await etcdctl(["role", "grant-permission", "reader", "--prefix=true", "read", "myservice/"])
+            try await etcdctl(["user", "add", "reader:readerpass"])
+            try await etcdctl(["user", "grant-role", "reader", "reader"])
+            try await etcdctl(["user", "add", "root:rootpass"])
+            try await etcdctl(["auth", "enable"])
+
+            let url = server.clientURL
+            let outcome = try await onThread { () throws -> [String: [String]] in
+                var outcome: [String: [String]] = [:]
+                // A wrong password: refused when the store opens; the process exits on its own terms.
+                let wrong = try startTrusting(made.certificate, [url, "myservice/", "--user", "root", "wrong"])
+                outcome["wrong password"] = [try nextLine(wrong), "\(try wrong.wait(timeout: 30))"]
+                // No user at all, on a cluster with authentication.
+                let anonymous = try startTrusting(made.certificate, [url, "myservice/"])
+                outcome["no user"] = [try nextLine(anonymous), "\(try anonymous.wait(timeout: 30))"]
+                // A user who may not write: the store opens, a write is refused, the process goes on.
+                let reader = try startTrusting(made.certificate, [url, "myservice/", "--user", "reader", "readerpass"])
+                var lines = [String(try nextLine(reader).prefix(5))]
+                lines.append(try reader.ask("set volume 1"))  // The report of the failed save,
+                lines.append(try nextLine(reader))  // then the answer.
+                lines.append(try reader.ask("get volume"))
+                lines.append(try reader.ask("flush"))
+                lines.append(try reader.ask("echo still here"))
+                outcome["reader"] = lines
+                return outcome
+            }
+
+            let wrong = try #require(outcome["wrong password"])
+            #expect(wrong.first?.hasPrefix("error ") == true, "\(wrong)")
+            #expect(wrong.first?.contains("authentication failed") == true, "\(wrong)")
+            #expect(wrong.last == "exit status 1")
+
+            let anonymous = try #require(outcome["no user"])
+            #expect(anonymous.first?.contains("user name is empty") == true, "\(anonymous)")
+            #expect(anonymous.last == "exit status 1")
+
+            let reader = try #require(outcome["reader"])
+            #expect(reader.count == 6, "\(reader)")
+            guard reader.count == 6 else { return }
+            #expect(reader[0] == "ready")
+            // The `.immediate` set reports its failed save before it returns.
+            #expect(reader[1].hasPrefix("reported "), "\(reader[1])")
+            #expect(reader[1].contains("writeFailed") && reader[1].contains("permission denied"), "\(reader[1])")
+            #expect(reader[2] == "ok")
+            #expect(reader[3] == "value volume 1", "the refused change stays unsaved in memory")
+            #expect(reader[4].hasPrefix("error ") && reader[4].contains("permission denied"), "\(reader[4])")
+            #expect(reader[5] == "echo still here")
+        }
+    }
+}
