@@ -21,10 +21,12 @@ import Foundation
 ///
 /// `https://` endpoints are checked against the system's trust store and spoken to with `URLSession`.
 /// `http://` endpoints' calls are spoken in HTTP/1.0 over a socket, and their watches with `URLSession`: on
-/// Linux, swift-corelibs-foundation's `URLSession` stops the process on the HTTP trailer that etcd 3.4's gateway
-/// sends with every error answer (swift-corelibs-foundation issue 5285), and HTTP/1.0 answers have no trailer.
-/// The same crash is still possible on Linux with an `https://` endpoint that answers a call with an error;
-/// watches are not affected (their answers have no trailer).
+/// Linux, swift-corelibs-foundation's `URLSession` stops the process on an HTTP trailer (swift-corelibs-foundation
+/// issue 5285), etcd 3.4's plain-HTTP gateway sends one with every error answer, and HTTP/1.0 answers have none.
+/// Over HTTPS etcd's error answers carry no trailer (etcd 3.4 puts that metadata in headers; later gateways send
+/// trailers only to a request that asks for them with `TE: trailers`, which `URLSession` does not send), so an
+/// error over HTTPS (a wrong password, a permission denied) is an ``EtcdError`` like any other: the tests check
+/// it against etcd 3.4 served over TLS.
 ///
 /// - Throws: Every call throws ``EtcdError`` (naming the endpoint and quoting etcd), or `CancellationError`
 ///   when its task is cancelled.
