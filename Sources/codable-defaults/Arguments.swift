@@ -276,8 +276,8 @@ enum ArgumentParser {
     /// The etcd store of `--etcd URLS --prefix P`, or `nil` without `--etcd`.
     private static func etcdLocation(_ command: Command, _ raw: RawArguments) throws(ToolError) -> StoreLocation? {
         guard let etcd = raw.values["etcd"] else {
-            if raw.values["prefix"] != nil {
-                throw .usage("--prefix names the keys of an etcd store; it needs --etcd", command: command)
+            for option in ["prefix", "etcd-user", "etcd-password-file"] where raw.values[option] != nil {
+                throw .usage("--\(option) is for a store in etcd; it needs --etcd", command: command)
             }
             return nil
         }
@@ -289,7 +289,21 @@ enum ArgumentParser {
         }
         let endpoints = etcd.split(separator: ",").map(String.init)
         if endpoints.isEmpty { throw .usage("--etcd URLS is empty", command: command) }
-        let location = StoreLocation.etcd(endpoints: endpoints, prefix: prefix)
+        var user: EtcdUser?
+        switch (raw.values["etcd-user"], raw.values["etcd-password-file"]) {
+        case (nil, nil): break
+        case (let name?, let file?):
+            if name.isEmpty { throw .usage("--etcd-user NAME is empty", command: command) }
+            user = EtcdUser(name: name, passwordFile: file)
+        case (_?, nil):
+            throw .usage(
+                "--etcd-user needs --etcd-password-file FILE (a password on the command line is seen by other users)",
+                command: command)
+        case (nil, _?):
+            throw .usage(
+                "--etcd-password-file is the password of --etcd-user NAME; it needs --etcd-user", command: command)
+        }
+        let location = StoreLocation.etcd(endpoints: endpoints, prefix: prefix, user: user)
         try refuseFile(command, raw, option: location.commandLineSpelling)
         return location
     }

@@ -260,8 +260,8 @@ final class Tool {
                 // An app's standard store is `defaults.json` in its directory: the suite named "defaults".
                 defaults = try Defaults(
                     url: Defaults.suiteURL(named: "defaults", application: application), saveMode: .manual)
-            case .etcd(let endpoints, let prefix):
-                defaults = try openEtcd(endpoints, prefix: prefix)
+            case .etcd(let endpoints, let prefix, let user):
+                defaults = try openEtcd(endpoints, prefix: prefix, user: user)
             }
         } catch {
             throw ToolError(opening: error)
@@ -301,7 +301,7 @@ final class Tool {
     /// The store file's path, for messages.
     func path(of defaults: Defaults) -> String {
         if let url = defaults.url { return url.path }
-        if case .etcd(let endpoints, let prefix) = etcdLocations[ObjectIdentifier(defaults)] {
+        if case .etcd(let endpoints, let prefix, _) = etcdLocations[ObjectIdentifier(defaults)] {
             return "etcd \(endpoints.joined(separator: ",")) \(prefix)"
         }
         return "(in memory)"

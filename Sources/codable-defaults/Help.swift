@@ -41,6 +41,12 @@ struct CommandSpec: Sendable {
             name: "etcd", valueName: "URLS",
             summary: "Use the store on the etcd cluster at URLS (http://host:port, comma-separated) instead of FILE."),
         OptionSpec(name: "prefix", valueName: "P", summary: "With --etcd: the store's keys are the etcd keys P + KEY."),
+        OptionSpec(
+            name: "etcd-user", valueName: "NAME",
+            summary: "With --etcd: authenticate as the etcd user NAME (needs --etcd-password-file)."),
+        OptionSpec(
+            name: "etcd-password-file", valueName: "FILE",
+            summary: "With --etcd-user: the user's password is the text of FILE (one trailing newline dropped)."),
     ]
 
     /// Every command's specification, in the order of the help.
@@ -331,7 +337,8 @@ enum Help {
               --standard APP     the standard store of the app APP: defaults.json in its directory
               --etcd URLS --prefix P
                                  (read, write, keys, watch) the store kept in the etcd cluster at URLS
-                                 (comma-separated http(s)://host:port), in the etcd keys P + KEY
+                                 (comma-separated http(s)://host:port), in the etcd keys P + KEY; with
+                                 --etcd-user NAME --etcd-password-file FILE, as the etcd user NAME
             An app's directory is $\(Defaults.directoryEnvironmentVariable) when set, else
             $XDG_CONFIG_HOME/APP, else ~/.config/APP (this tool's own APP is codable-defaults).
             Paths are resolved as the kernel resolves them: with link -> real/sub, link/../s.json is

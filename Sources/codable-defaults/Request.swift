@@ -16,8 +16,9 @@ enum StoreLocation: Sendable, Equatable {
     case suite(String, application: String?)
     /// The standard store (`defaults.json`) of the app `application`.
     case standard(application: String)
-    /// The store kept in the etcd cluster at `endpoints`, under the keys that start with `prefix`.
-    case etcd(endpoints: [String], prefix: String)
+    /// The store kept in the etcd cluster at `endpoints`, under the keys that start with `prefix`, as `user` when
+    /// the cluster has authentication.
+    case etcd(endpoints: [String], prefix: String, user: EtcdUser?)
 
     /// How the location is written on a command line, quoted for a POSIX shell.
     var commandLineSpelling: String {
@@ -27,10 +28,23 @@ enum StoreLocation: Sendable, Equatable {
         case .suite(let name, let application?):
             return "--suite \(shellQuoted(name)) --app \(shellQuoted(application))"
         case .standard(let application): return "--standard \(shellQuoted(application))"
-        case .etcd(let endpoints, let prefix):
-            return "--etcd \(shellQuoted(endpoints.joined(separator: ","))) --prefix \(shellQuoted(prefix))"
+        case .etcd(let endpoints, let prefix, let user):
+            let store = "--etcd \(shellQuoted(endpoints.joined(separator: ","))) --prefix \(shellQuoted(prefix))"
+            guard let user else { return store }
+            return store
+                + " --etcd-user \(shellQuoted(user.name)) --etcd-password-file \(shellQuoted(user.passwordFile))"
         }
     }
+}
+
+/// The etcd user a command authenticates as: `--etcd-user NAME --etcd-password-file FILE`. The password is read
+/// from the file when the store opens; it is never taken on the command line (where other users see it) and never
+/// printed.
+struct EtcdUser: Sendable, Equatable {
+    /// The user's name.
+    let name: String
+    /// The path of the file that holds the password.
+    let passwordFile: String
 }
 
 /// One fully parsed and checked invocation of the tool.

@@ -17,6 +17,20 @@ private func tool(_ arguments: [String]) async throws -> (
     return try await onThread { try runCommand([path] + arguments) }
 }
 
+/// Runs the built `codable-defaults` with `arguments` to its end; returns its exit status, output lines and
+/// standard error.
+private func toolWithErrors(_ arguments: [String]) async throws -> (
+    status: CodableDefaultsTestSupport.ExitStatus, output: [String], errors: String
+) {
+    let path = try #require(builtTool?.path, "build the tool first: swift build --product codable-defaults")
+    return try await onThread {
+        let child = try ChildProcess(path, arguments)
+        child.closeInput()
+        let output = try child.readToEnd(timeout: 30)
+        return (try child.wait(timeout: 30), output, try child.standardError())
+    }
+}
+
 @Suite("codable-defaults --etcd: the tool on a store in a real etcd")
 struct EtcdCommandLineToolTests {
     @Test func writeReadKeysAndWatchWorkOnAPrefix() async throws {
@@ -44,6 +58,62 @@ struct EtcdCommandLineToolTests {
                 return lines
             }
             #expect(lines == ["volume\t0.8", "exit status 0", "volume\t0.25", "exit status 0"])
+        }
+    }
+
+    @Test func anEtcdUserWithAPasswordFileOpensAClusterWithAuthenticationAndThePasswordIsNeverPrinted() async throws {
+        try await EtcdServer.with { server in
+            try await server.etcdctl(["user", "add", "root:s3cret-pass"])
+            try await server.etcdctl(["auth", "enable"])
+            let directory = try TemporaryDirectory()
+            try write("s3cret-pass\n", to: directory.file("password"))
+            try write("wr0ng-pass\n", to: directory.file("wrong"))
+            let store = ["--etcd", server.clientURL, "--prefix", "myservice/"]
+            let user = ["--etcd-user", "root", "--etcd-password-file", directory.file("password").path]
+
+            #expect(try await tool(["write"] + store + user + ["volume", "0.8"]).status == .exited(0))
+            let stored = try await server.etcdctl([
+                "--user", "root:s3cret-pass", "get", "--print-value-only", "myservice/volume",
+            ])
+            #expect(stored == "0.8\n")
+            #expect(try await tool(["read"] + store + user + ["volume"]) == (.exited(0), ["0.8"]))
+            #expect(try await tool(["keys"] + store + user) == (.exited(0), ["volume"]))
+
+            // Refused: no user, a wrong password, a password file that is not there. Each names what went wrong
+            // and prints no password.
+            let anonymous = try await toolWithErrors(["read"] + store + ["volume"])
+            #expect(anonymous.status == .exited(4))  // The store cannot be read.
+            #expect(anonymous.errors.contains("user name is empty"), "\(anonymous.errors)")
+            let wrong = try await toolWithErrors(
+                ["read"] + store + [
+                    "--etcd-user", "root", "--etcd-password-file", directory.file("wrong").path, "volume",
+                ])
+            #expect(wrong.status == .exited(4))
+            #expect(wrong.errors.contains("authentication failed"), "\(wrong.errors)")
+            let missing = directory.file("missing").path
+            let absent = try await toolWithErrors(
+                ["read"] + store + ["--etcd-user", "root", "--etcd-password-file", missing, "volume"])
+            #expect(absent.status == .exited(4))
+            #expect(absent.errors.contains(missing), "\(absent.errors)")
+            for run in [anonymous, wrong, absent] {
+                #expect(run.output.isEmpty)
+                #expect(!run.errors.contains("s3cret") && !run.errors.contains("wr0ng"), "\(run.errors)")
+            }
+        }
+    }
+
+    @Test func anEtcdUserNeedsAPasswordFileAndBothNeedEtcd() async throws {
+        let file = ["--etcd-password-file", "/dev/null"]
+        let usages = [
+            ["read", "--etcd", "http://127.0.0.1:1", "--prefix", "p/", "--etcd-user", "root", "volume"],
+            ["read", "--etcd", "http://127.0.0.1:1", "--prefix", "p/"] + file + ["volume"],
+            ["read", "settings.json", "--etcd-user", "root"] + file + ["volume"],
+            ["read", "--etcd", "http://127.0.0.1:1", "--prefix", "p/", "--etcd-user", ""] + file + ["volume"],
+        ]
+        for arguments in usages {
+            let run = try await toolWithErrors(arguments)
+            #expect(run.status == .exited(2), "\(arguments)")
+            #expect(run.errors.contains("--etcd"), "\(run.errors)")
         }
     }
 
