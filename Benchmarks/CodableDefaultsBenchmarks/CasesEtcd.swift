@@ -23,7 +23,8 @@ enum EtcdCases {
         let sampling = context.scale.slow
         var result = CaseResult(
             id: "etcd-store", title: "the store on a local one-member etcd",
-            detail: "cached read; .immediate set (one transaction, acknowledged) against `etcdctl put` (a process "
+            detail: "cached read; a set under .manual (in memory, saved later); flush of 100 such sets (one "
+                + "transaction); .immediate set (one transaction, acknowledged) against `etcdctl put` (a process "
                 + "each); a change through one handle until another handle's observer runs; \(sampling.samples) "
                 + "samples after \(sampling.warmup) warm-up",
             ratioReference: "etcdctl put")
@@ -32,6 +33,7 @@ enum EtcdCases {
             defer { server.stop() }
             let a = try open(server.endpoint)
             let b = try open(server.endpoint)
+            let later = try open(server.endpoint, saveMode: .manual)
             let key = Defaults.Key<Int>("counter", default: 0)
 
             a[key] = 1
@@ -43,6 +45,23 @@ enum EtcdCases {
                 let time = elapsed { for _ in 0..<perSample { sum &+= a[key] } }
                 if sum == 0 { throw BenchmarkError("etcd-store: the cached reads read nothing") }
                 if round >= reads.warmup { readTimes.append(Double(time) / Double(perSample)) }
+            }
+
+            // Sets that etcd sees later: their cost in memory, and the flush that saves a burst of 100 of them.
+            let burst = (0..<100).map { Defaults.Key<Int>("burst-\($0)", default: 0) }
+            var laterSetTimes: [Double] = []
+            var flushTimes: [Double] = []
+            for round in 0..<(sampling.warmup + sampling.samples) {
+                let start = monotonicNanoseconds()
+                for burstKey in burst { later[burstKey] = round + 1 }
+                let set = monotonicNanoseconds() &- start
+                let flush = try elapsed {
+                    do { try later.flush() } catch { throw BenchmarkError("etcd-store: flush: \(error)") }
+                }
+                if round >= sampling.warmup {
+                    laterSetTimes.append(Double(set) / Double(burst.count))
+                    flushTimes.append(Double(flush))
+                }
             }
 
             let seen = DispatchSemaphore(value: 0)
@@ -68,6 +87,8 @@ enum EtcdCases {
             }
             result.figures = [
                 Figure(contender: "cached read (subscript)", stats: Stats(readTimes)),
+                Figure(contender: "set, .manual (in memory)", stats: Stats(laterSetTimes)),
+                Figure(contender: "flush of 100 sets (one transaction)", stats: Stats(flushTimes)),
                 Figure(contender: ".immediate set", stats: Stats(setTimes)),
                 Figure(contender: "change to the other handle's observer", stats: Stats(observedTimes)),
                 Figure(contender: "etcdctl put", stats: Stats(putTimes)),
@@ -79,10 +100,10 @@ enum EtcdCases {
         context.record(result)
     }
 
-    /// Opens the store under `bench/` at `endpoint`, `.immediate`.
-    private static func open(_ endpoint: String) throws -> Defaults {
+    /// Opens the store under `bench/` at `endpoint`, `.immediate` unless `saveMode` says otherwise.
+    private static func open(_ endpoint: String, saveMode: Defaults.SaveMode = .immediate) throws -> Defaults {
         do {
-            return try Defaults.openingEtcd([URL(string: endpoint)!], prefix: "bench/", saveMode: .immediate)
+            return try Defaults.openingEtcd([URL(string: endpoint)!], prefix: "bench/", saveMode: saveMode)
         } catch {
             throw BenchmarkError("etcd-store: \(error)")
         }
