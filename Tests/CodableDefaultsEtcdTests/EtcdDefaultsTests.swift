@@ -177,6 +177,20 @@ struct EtcdDefaultsTests {
         }
     }
 
+    @Test func aSetAfterAModifyOfAnUnsavedKeyIsSavedOnceInItsTransaction() async throws {
+        try await EtcdServer.with { server in
+            let defaults = try await open(server, saveMode: .manual)
+            defaults[counter] = 1
+            try defaults.modify(counter) { $0 = 2 }
+            defaults[counter] = 3
+            try defaults.flush()  // etcd refuses a transaction that puts one key twice
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/counter"]) == "3\n")
+            defaults[volume] = 0.9
+            try defaults.flush()
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.9\n")
+        }
+    }
+
     @Test func aSaveOfMoreMembersThanATransactionTakesIsSplit() async throws {
         try await EtcdServer.with { server in
             let defaults = try await open(server, saveMode: .manual)

@@ -71,6 +71,19 @@ import Testing
         token.cancel()
     }
 
+    @Test func aSetAfterAModifyOfAnUnsavedKeyListsItOnceForTheNextSave() throws {
+        let (defaults, storage) = opened()
+        defaults[.count] = 1
+        try defaults.modify(.count) { $0 = 2 }  // Writes 2 and clears the key's unsaved flag.
+        defaults[.count] = 3
+        defaults.set(4, forKey: "other")
+        #expect(defaults.store.state.withLock { $0.dirty.map(\.name) } == ["count", "other"])
+        try defaults.flush()
+        let members = try #require(try storage.read()?.members)
+        #expect(members.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" } == ["count=3", "other=4"])
+        #expect(defaults.store.state.withLock { $0.dirty.isEmpty })
+    }
+
     @Test func discardingRevertsToWhatTheStorageHolds() throws {
         let (defaults, _) = opened()
         defaults[.count] = 1

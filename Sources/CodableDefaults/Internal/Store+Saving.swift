@@ -65,7 +65,7 @@ extension Store {
                 cell.stored = member.value.map { .raw($0) } ?? .absent
                 cell.version &+= 1
             }
-            state.dirty.removeAll { !$0.isDirty }
+            state.pruneDirty()
             return write.outcome
         }
         let written: (stamped: [MemberChange], notDurable: DefaultsError?)
@@ -84,7 +84,7 @@ extension Store {
     /// One critical section: a cell made dirty after it stays in the list for the next save.
     private func takePending() -> [(Cell, UInt64, any Encodable & Sendable)]? {
         state.withLock { state in
-            state.dirty.removeAll { !$0.isDirty }
+            state.pruneDirty()
             if state.dirty.isEmpty { return nil }
             return state.dirty.compactMap { cell in
                 guard case .pending(let box) = cell.stored else { return nil }

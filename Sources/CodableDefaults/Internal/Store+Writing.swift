@@ -203,7 +203,7 @@ extension Store {
                     cell.version &+= 1
                     if !cell.isReserved { discarded.insert(MemberName(cell.name)) }
                 }
-                state.dirty.removeAll()
+                state.pruneDirty()
                 return discarded
             }
         }

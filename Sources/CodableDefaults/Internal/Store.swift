@@ -96,8 +96,7 @@ final class Store: Sendable {
                 state.loadFailure = nil
                 state.makeAllCells()
                 for cell in state.cells.values where cell.stored.isPresent && !cell.isDirty {
-                    cell.isDirty = true
-                    state.dirty.append(cell)
+                    state.markDirty(cell)
                 }
             }
             return moved

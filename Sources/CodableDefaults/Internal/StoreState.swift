@@ -20,8 +20,9 @@ struct StoreState {
     var cells: [MemberName: Cell] = [:]
     /// The typed caches, by key identity.
     var slots: [Int: AnySlot] = [:]
-    /// Cells whose `isDirty` is set (and, between saves, some whose flag was cleared).
-    var dirty: [Cell] = []
+    /// Cells whose `isDirty` is set (and, between saves, some whose flag was cleared), each once: changed only
+    /// through ``markDirty(_:)`` and ``pruneDirty()``.
+    private(set) var dirty: [Cell] = []
     /// Observers of every change, for `observeAll`.
     var allObservers: [AllObserver] = []
     /// How many observers are registered (for tests).
@@ -94,9 +95,25 @@ struct StoreState {
     mutating func store(_ value: StoredValue, in cell: Cell) {
         cell.stored = value
         cell.version &+= 1
-        if !cell.isDirty {
-            cell.isDirty = true
+        markDirty(cell)
+    }
+
+    /// Marks a cell for the next save, listing it in ``dirty`` unless it is there already (a cell whose flag a
+    /// modify, a failed encoding or a discard cleared stays listed until the next ``pruneDirty()``).
+    mutating func markDirty(_ cell: Cell) {
+        cell.isDirty = true
+        if !cell.isListedAsDirty {
+            cell.isListedAsDirty = true
             dirty.append(cell)
+        }
+    }
+
+    /// Drops from ``dirty`` the cells whose flag was cleared.
+    mutating func pruneDirty() {
+        dirty.removeAll { cell in
+            if cell.isDirty { return false }
+            cell.isListedAsDirty = false
+            return true
         }
     }
 
