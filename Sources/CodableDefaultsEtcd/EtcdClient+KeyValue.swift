@@ -63,19 +63,31 @@ extension EtcdClient {
     /// was read at, in one consistent (linearizable) read.
     ///
     /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses; `CancellationError`.
-    package func range(prefix: [UInt8]) async throws -> EtcdRange {
-        let request = Wire.RangeRequest(key: Self.rangeStart(prefix), rangeEnd: WireBytes(Self.rangeEnd(of: prefix)))
+    ///
+    /// - Parameter limit: At most this many keys (the first ones), or every key when `nil`.
+    package func range(prefix: [UInt8], limit: Int64? = nil) async throws -> EtcdRange {
+        let request = Wire.RangeRequest(
+            key: Self.rangeStart(prefix), rangeEnd: WireBytes(Self.rangeEnd(of: prefix)),
+            limit: limit.map(WireInt64.init))
         let answer = try await call("/v3/kv/range", request, as: Wire.RangeResponse.self)
         return EtcdRange(
-            keyValues: (answer.kvs ?? []).map(EtcdKeyValue.init(wire:)), revision: answer.header.revisionValue)
+            keyValues: (answer.kvs ?? []).map(EtcdKeyValue.init(wire:)), revision: answer.header.revision.value)
     }
 
     /// The key `key`, or `nil` when it is absent.
     ///
     /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses; `CancellationError`.
     package func get(_ key: [UInt8]) async throws -> EtcdKeyValue? {
+        try await read(key).keyValue
+    }
+
+    /// The key `key` (`nil` when it is absent), and the cluster's revision it was read at: a change of the key
+    /// with a later revision is newer than what was read.
+    ///
+    /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses; `CancellationError`.
+    package func read(_ key: [UInt8]) async throws -> (keyValue: EtcdKeyValue?, revision: Int64) {
         let answer = try await call("/v3/kv/range", Wire.RangeRequest(key: WireBytes(key)), as: Wire.RangeResponse.self)
-        return answer.kvs?.first.map(EtcdKeyValue.init(wire:))
+        return (answer.kvs?.first.map(EtcdKeyValue.init(wire:)), answer.header.revision.value)
     }
 
     /// Sets `key` to `value`; returns the revision of the change. It returns once etcd committed the change.
@@ -84,7 +96,7 @@ extension EtcdClient {
     @discardableResult
     package func put(_ key: [UInt8], _ value: [UInt8]) async throws -> Int64 {
         let request = Wire.PutRequest(key: WireBytes(key), value: WireBytes(value))
-        return try await call("/v3/kv/put", request, as: Wire.HeaderResponse.self).header.revisionValue
+        return try await call("/v3/kv/put", request, as: Wire.HeaderResponse.self).header.revision.value
     }
 
     /// Removes `key`; returns how many keys were removed (0 or 1) and the cluster's revision after it.
@@ -94,7 +106,7 @@ extension EtcdClient {
     package func delete(_ key: [UInt8]) async throws -> (deleted: Int64, revision: Int64) {
         let request = Wire.DeleteRangeRequest(key: WireBytes(key))
         let answer = try await call("/v3/kv/deleterange", request, as: Wire.DeleteRangeResponse.self)
-        return (answer.deleted?.value ?? 0, answer.header.revisionValue)
+        return (answer.deleted?.value ?? 0, answer.header.revision.value)
     }
 
     /// Applies `operations` in one revision if every compare holds, else nothing; says which.
@@ -115,7 +127,8 @@ extension EtcdClient {
                 }
             })
         let answer = try await call("/v3/kv/txn", request, as: Wire.TxnResponse.self)
-        return EtcdTransactionResult(succeeded: answer.succeeded ?? false, revision: answer.header.revisionValue)
+        // etcd's JSON leaves out a `false` (a default value), so a missing `succeeded` means the compares failed.
+        return EtcdTransactionResult(succeeded: answer.succeeded ?? false, revision: answer.header.revision.value)
     }
 
     /// The first key of the range of `prefix`: the prefix itself, or the byte 0 (the first key) when it is empty.
@@ -143,9 +156,4 @@ extension EtcdKeyValue {
             key: wire.key?.bytes ?? [], value: wire.value?.bytes ?? [], modRevision: wire.modRevision?.value ?? 0,
             createRevision: wire.createRevision?.value ?? 0)
     }
-}
-
-extension Optional where Wrapped == Wire.Header {
-    /// The header's revision (0 when the header or its revision is left out).
-    var revisionValue: Int64 { self?.revision?.value ?? 0 }
 }

@@ -37,8 +37,10 @@ package struct EtcdEvent: Sendable, Hashable {
 package struct EtcdWatchResponse: Sendable, Equatable {
     /// The changes, in revision order (empty in a progress notification).
     package var events: [EtcdEvent]
-    /// The cluster's revision when etcd sent them: the watch has delivered every change of the prefix up to
-    /// this revision, so resuming from `revision + 1` misses none.
+    /// The cluster's revision when etcd sent them (its header's). A message without events (a progress
+    /// notification) says the watch has delivered every change of the prefix up to this revision. A message with
+    /// events says so only up to its last event's revision: a watch catching up gets its events in batches of
+    /// whole revisions, each message with the cluster's current revision.
     package var revision: Int64
 }
 
@@ -127,7 +129,7 @@ extension EtcdClient {
                     }
                     // Events, or a progress notification (no events: only the revision moved on).
                     let events = (result.events ?? []).map(EtcdEvent.init(wire:))
-                    output.yield(EtcdWatchResponse(events: events, revision: result.header.revisionValue))
+                    output.yield(EtcdWatchResponse(events: events, revision: result.header?.revision?.value ?? 0))
                 }
                 throw EtcdError(
                     .watchDisconnected, endpoint: endpoint.absoluteString, message: "the server ended the stream")

@@ -55,8 +55,10 @@ struct WireBytes: Codable, Sendable {
 }
 
 enum Wire {
+    /// The header of every answer. Required, with its revision: an answer without it (a server that is not
+    /// etcd, or a proxy's empty `{}`) is not taken as etcd's acknowledgement.
     struct Header: Decodable {
-        var revision: WireInt64?
+        var revision: WireInt64
     }
 
     struct KeyValue: Decodable {
@@ -70,10 +72,11 @@ enum Wire {
     struct RangeRequest: Encodable {
         var key: WireBytes
         var rangeEnd: WireBytes?
+        var limit: WireInt64?
     }
 
     struct RangeResponse: Decodable {
-        var header: Header?
+        var header: Header
         var kvs: [KeyValue]?
         var more: Bool?
     }
@@ -89,12 +92,12 @@ enum Wire {
     }
 
     struct DeleteRangeResponse: Decodable {
-        var header: Header?
+        var header: Header
         var deleted: WireInt64?
     }
 
     struct HeaderResponse: Decodable {
-        var header: Header?
+        var header: Header
     }
 
     struct Compare: Encodable {
@@ -115,7 +118,7 @@ enum Wire {
     }
 
     struct TxnResponse: Decodable {
-        var header: Header?
+        var header: Header
         var succeeded: Bool?
     }
 
@@ -150,8 +153,13 @@ enum Wire {
         var kv: KeyValue?
     }
 
+    /// A watch message's header: its revision may be left out (a cancellation's is 0, which etcd's JSON omits).
+    struct WatchHeader: Decodable {
+        var revision: WireInt64?
+    }
+
     struct WatchResult: Decodable {
-        var header: Header?
+        var header: WatchHeader?
         var created: Bool?
         var canceled: Bool?
         var compactRevision: WireInt64?
