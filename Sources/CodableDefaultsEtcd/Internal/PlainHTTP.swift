@@ -16,7 +16,9 @@ import Foundation
 /// swift-corelibs-foundation issue 5285). A request in HTTP/1.0 gets no chunking and so no trailer: the answer
 /// is the status line, the headers, and the body up to the end of the connection.
 ///
-/// Blocking I/O, run on a Dispatch thread, bounded by `timeout` from connect to the end of the answer.
+/// Blocking I/O, bounded by `timeout` from connect to the end of the answer, on a thread of its own (a serial
+/// queue per call, which libdispatch serves from its overcommitting threads): never one of the limited threads
+/// that Swift's cooperative pool and the global queues share, which callers waiting for the answer may hold.
 enum PlainHTTP {
     /// An answer: the HTTP status and the body.
     struct Answer {
@@ -33,7 +35,7 @@ enum PlainHTTP {
         endpoint: String
     ) async throws -> Answer {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            DispatchQueue(label: "CodableDefaultsEtcd.socket").async {
                 do {
                     let answer = try exchange(
                         host: host, port: port, path: path, body: body, headers: headers, timeout: timeout)
@@ -61,7 +63,7 @@ enum PlainHTTP {
         var head = "POST \(path) HTTP/1.0\r\nHost: \(host):\(port)\r\nContent-Length: \(body.count)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "\r\n"
-        try send(Data(head.utf8) + body, on: socket, deadline: deadline)
+        try sendAll(Data(head.utf8) + body, on: socket, deadline: deadline)
         let raw = try receiveAll(on: socket, deadline: deadline)
         return try parse(raw)
     }
@@ -124,13 +126,15 @@ enum PlainHTTP {
         }
     }
 
-    private static func send(_ data: Data, on socket: Int32, deadline: Date) throws {
+    private static func sendAll(_ data: Data, on socket: Int32, deadline: Date) throws {
         var offset = 0
         while offset < data.count {
             guard try wait(socket, for: Int16(POLLOUT), deadline: deadline) else {
                 throw Failure(reason: "timed out sending the request")
             }
-            let written = data.withUnsafeBytes { write(socket, $0.baseAddress! + offset, $0.count - offset) }
+            let written = data.withUnsafeBytes {
+                sendWithoutSignal(socket, $0.baseAddress! + offset, $0.count - offset)
+            }
             if written < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 throw Failure(reason: "connection lost sending the request (\(describe(errno)))")
@@ -168,6 +172,18 @@ enum PlainHTTP {
             throw Failure(reason: "not an HTTP answer: \"\(statusLine.prefix(100))\"")
         }
         return Answer(status: status, body: Data(raw[end.upperBound...]))
+    }
+
+    /// Sends bytes; a peer that closed the connection is an error (`EPIPE`), never a `SIGPIPE` that would end
+    /// the process.
+    private static func sendWithoutSignal(_ socket: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Darwin)
+            var on: Int32 = 1
+            setsockopt(socket, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+            return send(socket, bytes, count, 0)
+        #else
+            return send(socket, bytes, count, Int32(MSG_NOSIGNAL))
+        #endif
     }
 
     /// An errno in words.
