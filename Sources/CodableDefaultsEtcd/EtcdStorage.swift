@@ -83,6 +83,15 @@ package final class EtcdStorage: Storage {
     /// How many times the watch reloaded the prefix because etcd had compacted its revision away.
     package var compactionReloadCount: Int { state.withLock { $0.compactionReloads } }
 
+    /// The revision the watch starts from when it connects next: the one after every change it knows of.
+    package var resumeRevision: Int64 { state.withLock { $0.seen } &+ 1 }
+
+    /// The change of `name` that the watch brought and the store has not taken in yet (`value` `nil`: removed, or
+    /// not JSON), with its revision; `nil` when there is none (for tests).
+    package func unappliedChange(named name: String) -> (value: [UInt8]?, revision: Int64)? {
+        state.withLock { state in state.pending[Array(name.utf8)].map { ($0.value, $0.revision) } }
+    }
+
     /// Sets what the storage calls (on a task of its own) when etcd answers again after a write failed because no
     /// endpoint answered: the store's save of its unsaved changes. Until then it asks etcd with a backoff, from
     /// 100 ms doubling to 5 s.
@@ -134,7 +143,7 @@ package final class EtcdStorage: Storage {
         state.withLock { state in
             state.unreadable = unreadable
             for kv in range.keyValues {
-                let name = name(of: kv.key)
+                guard let name = name(of: kv.key) else { continue }
                 state.revisions[name] = max(state.revisions[name] ?? 0, kv.modRevision)
             }
             state.seen = max(state.seen, range.revision)
@@ -149,8 +158,16 @@ package final class EtcdStorage: Storage {
         var start = changes.startIndex
         while start < changes.endIndex {
             let end = min(start + maximumOperationsPerTransaction, changes.endIndex)
-            if case .failure(let error) = commit(Array(changes[start..<end]), compares: []) {
+            switch commit(Array(changes[start..<end]), compares: []) {
+            case .success(true): break
+            case .success(false):
+                // A transaction without compares always applies; an answer that says otherwise is not etcd's.
+                let error = DefaultsError(
+                    .writeFailed,
+                    "etcd answered that it did not apply a transaction without conditions; the changes "
+                        + "stay unsaved", path: location)
                 return StorageWrite(outside: nil, outcome: .failure(error))
+            case .failure(let error): return StorageWrite(outside: nil, outcome: .failure(error))
             }
             start = end
         }
@@ -159,17 +176,24 @@ package final class EtcdStorage: Storage {
 
     package func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite {
         while true {
-            let current: [(name: String, keyValue: EtcdKeyValue?)]
+            let current: [(name: String, keyValue: EtcdKeyValue?, revision: Int64)]
             do {
-                current = try names.map { name in (name, try get(name)) }
+                current = try names.map { name in
+                    let read = try read(name)
+                    return (name, read.keyValue, read.revision)
+                }
             } catch {
                 return StorageWrite(
                     outside: nil, outcome: .failure(failure(.readFailed, "the keys to modify cannot be read", error)))
             }
             let reported: [MemberChange] = state.withLock { state in
-                current.map { name, keyValue in
+                current.map { name, keyValue, revision in
                     let bytes = Array(name.utf8)
-                    state.pending[bytes] = nil
+                    // A change the watch saw after this read is newer: the store is told of it instead (the
+                    // transaction, which compares the revision read, then fails and this reads again).
+                    if let seen = state.pending.removeValue(forKey: bytes), seen.revision > revision {
+                        return MemberChange(name, seen.value)
+                    }
                     guard let keyValue else {
                         state.unreadable[bytes] = nil
                         return MemberChange(name, nil)
@@ -188,7 +212,7 @@ package final class EtcdStorage: Storage {
             guard let changes = transform(.changes(reported)) else {
                 return StorageWrite(outside: nil, outcome: .success(([], nil)))
             }
-            let compares = current.map { name, keyValue in
+            let compares = current.map { name, keyValue, _ in
                 EtcdCompare(key: prefix + Array(name.utf8), modRevision: keyValue?.modRevision ?? 0)
             }
             switch commit(changes, compares: compares) {
@@ -220,6 +244,9 @@ package final class EtcdStorage: Storage {
             guard result.succeeded else { return }
             for change in changes {
                 let name = Array(change.name.utf8)
+                // The watch may already have brought a newer change of the name (another writer's, after this
+                // transaction): it stays, to be taken in after this write.
+                if let known = state.revisions[name], known > result.revision { continue }
                 state.revisions[name] = result.revision
                 state.pending[name] = nil
                 state.unreadable[name] = nil
@@ -229,11 +256,11 @@ package final class EtcdStorage: Storage {
         return .success(result.succeeded)
     }
 
-    /// The key of `name`, read now.
-    private func get(_ name: String) throws -> EtcdKeyValue? {
+    /// The key of `name`, read now, and the revision it was read at.
+    private func read(_ name: String) throws -> (keyValue: EtcdKeyValue?, revision: Int64) {
         let client = client
         let key = prefix + Array(name.utf8)
-        return try Blocking.run { try await client.get(key) }
+        return try Blocking.run { try await client.read(key) }
     }
 
     package var hasUnconfirmedWrite: Bool { false }
@@ -304,16 +331,19 @@ package final class EtcdStorage: Storage {
         }
     }
 
-    /// Asks etcd (a read of the prefix's first key) with a backoff until it answers, then calls the action.
+    /// Asks etcd (a read of the prefix's first key) with a backoff until it answers, then calls the action. An
+    /// answer that is an error (etcd refuses the read) is an answer too: the save then reports why it fails.
     private func waitUntilReachable() async {
         var backoff: Duration = .milliseconds(100)
         while !Task.isCancelled {
             do {
                 try await Task.sleep(for: backoff)
-                _ = try await client.get(prefix)
+                _ = try await client.range(prefix: prefix, limit: 1)
                 break
             } catch is CancellationError {
                 return
+            } catch let error as EtcdError where !error.isEndpointDown {
+                break
             } catch {
                 backoff = min(backoff * 2, .seconds(5))  // Still no answer: ask again later.
             }
@@ -339,18 +369,20 @@ package final class EtcdStorage: Storage {
     private func watchUntilCancelled() async {
         var backoff: Duration = .milliseconds(50)
         while !Task.isCancelled {
-            let start = state.withLock { $0.seen } + 1
+            let start = resumeRevision
+            var received = false
             do {
-                for try await response in client.watch(prefix: prefix, startRevision: start) {
+                for try await response in client.watch(prefix: prefix, startRevision: max(start, 1)) {
                     backoff = .milliseconds(50)
+                    received = true
                     take(response)
                 }
             } catch let error as EtcdError where error.code == .compacted {
                 do { try await reloadAfterCompaction() } catch { await pause(&backoff) }
-            } catch let error as EtcdError where error.code == .watchDisconnected {
-                continue
+            } catch let error as EtcdError where error.code == .watchDisconnected && received {
+                continue  // It worked until now: again at once, from where it was.
             } catch {
-                await pause(&backoff)
+                await pause(&backoff)  // Ended before any message too (a server that closes at once): not in a loop.
             }
         }
     }
@@ -361,13 +393,13 @@ package final class EtcdStorage: Storage {
         backoff = min(backoff * 2, .seconds(2))
     }
 
-    /// Takes in one message of the watch: the changes newer than what the storage knows, for the store.
-    private func take(_ response: EtcdWatchResponse) {
+    /// Takes in one message of the watch: the changes newer than what the storage knows, for the store. (Package
+    /// access for tests that hand it a message as etcd sends them.)
+    package func take(_ response: EtcdWatchResponse) {
         let signal: (@Sendable () -> Void, DispatchQueue)? = state.withLock { state in
             var changed = false
             for event in response.events {
-                let name = name(of: event.key)
-                guard event.modRevision > state.revisions[name] ?? 0 else { continue }
+                guard let name = name(of: event.key), event.modRevision > state.revisions[name] ?? 0 else { continue }
                 state.revisions[name] = event.modRevision
                 var value: [UInt8]?
                 state.unreadable[name] = nil
@@ -385,7 +417,11 @@ package final class EtcdStorage: Storage {
                 }
                 changed = true
             }
-            state.seen = max(state.seen, response.revision)
+            // A message of events is complete up to its last event's revision, no further: catching up, etcd sends
+            // the events in batches of whole revisions, each with the cluster's current revision in its header. A
+            // message without events (a progress notification, sent to a watch that has caught up) is complete up
+            // to its header's revision.
+            state.seen = max(state.seen, response.events.last?.modRevision ?? response.revision)
             return changed ? state.signal : nil
         }
         if let (signal, queue) = signal { queue.async(execute: signal) }
@@ -401,7 +437,7 @@ package final class EtcdStorage: Storage {
                 if state.revisions.values.contains(where: { $0 > range.revision }) { return nil }
                 state.unreadable = unreadable
                 for kv in range.keyValues {
-                    let name = name(of: kv.key)
+                    guard let name = name(of: kv.key) else { continue }
                     state.revisions[name] = max(state.revisions[name] ?? 0, kv.modRevision)
                 }
                 state.seen = max(state.seen, range.revision)
@@ -420,15 +456,19 @@ package final class EtcdStorage: Storage {
 
     // MARK: Names and values
 
-    /// The name of the member of `key` (the key without the prefix), as UTF-8 bytes.
-    private func name(of key: [UInt8]) -> [UInt8] { Array(key.dropFirst(prefix.count)) }
+    /// The name of the member of `key` (the key without the prefix), as UTF-8 bytes; `nil` when those bytes are not
+    /// UTF-8 (a key another tool stored): no `String` names it, so the storage leaves it out and never writes it.
+    private func name(of key: [UInt8]) -> [UInt8]? {
+        let name = Array(key.dropFirst(prefix.count))
+        return String(validating: name, as: UTF8.self) == nil ? nil : name
+    }
 
     /// The members of `keyValues` whose values are JSON, and the errors of those whose values are not.
     private func members(of keyValues: [EtcdKeyValue]) -> ([(name: String, value: [UInt8])], [[UInt8]: DefaultsError]) {
         var members: [(name: String, value: [UInt8])] = []
         var unreadable: [[UInt8]: DefaultsError] = [:]
         for kv in keyValues {
-            let name = name(of: kv.key)
+            guard let name = name(of: kv.key) else { continue }
             let text = String(decoding: name, as: UTF8.self)
             switch StorageValue.compact(kv.value, maxDepth: maxDepth) {
             case .success(let value): members.append((text, value))

@@ -1,0 +1,159 @@
+import CodableDefaults
+import CodableDefaultsEtcd
+import Dispatch
+import Foundation
+import Testing
+
+@testable import CodableDefaultsTestSupport
+
+/// The bytes of `text`.
+private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+/// Waits on a thread of its own (never the cooperative pool) for `semaphore`, up to 30 s; whether it came.
+private func signalled(_ semaphore: DispatchSemaphore) async throws -> Bool {
+    try await onThread { semaphore.wait(timeout: .now() + 30) == .success }
+}
+
+/// The store on etcd under races with other writers and against servers that misbehave: what the watch brings
+/// while the store's own call waits for its answer, a watch catching up in batches, an outage of a store on the
+/// whole key space, peers that close early or answer what etcd never would, keys that are not UTF-8.
+@Suite("Defaults on etcd: races and misbehaving servers")
+struct EtcdRobustnessTests {
+    @Test func anotherWritersChangeThatArrivesBeforeTheAnswerToOurTransactionIsKept() async throws {
+        try await EtcdServer.with { server in
+            let proxy = try TestTCPServer(.proxy(to: server.members[0].clientPort))
+            let defaults = try await Defaults(
+                etcd: [URL(string: proxy.url)!], prefix: "myservice/", saveMode: .immediate)
+            let storage = try #require(defaults.engine as? EtcdStorage)
+            let direct = try EtcdClient(endpoints: [server.clientURL])
+            let key = Defaults.Key<String>("k", default: "")
+            let sawB = DispatchSemaphore(value: 0)
+            let token = defaults.observe(key) { change in if change.newValue == "B" { sawB.signal() } }
+
+            // Our set's transaction reaches etcd; its answer is held on the way back.
+            proxy.hold(["/v3/kv/txn"])
+            let set = Task { try await onThread { defaults[key] = "A" } }
+            #expect(try await onThread { proxy.waitUntilHolding() })
+            // Another writer changes the key after it; the watch brings both changes before our answer.
+            try await direct.put(bytes("myservice/k"), bytes("\"B\""))
+            #expect(try await eventually { storage.unappliedChange(named: "k")?.value == bytes("\"B\"") })
+            proxy.release()
+            try await set.value
+
+            #expect(try await signalled(sawB), "the newer change reaches the store")
+            #expect(defaults[key] == "B")
+            #expect(try await direct.get(bytes("myservice/k"))?.value == bytes("\"B\""))
+            token.cancel()
+        }
+    }
+
+    @Test func aModifyThatChangesNothingKeepsTheChangeTheWatchBroughtAfterItsRead() async throws {
+        try await EtcdServer.with { server in
+            let direct = try EtcdClient(endpoints: [server.clientURL])
+            try await direct.put(bytes("myservice/k"), bytes("\"1\""))
+            let proxy = try TestTCPServer(.proxy(to: server.members[0].clientPort))
+            let defaults = try await Defaults(etcd: [URL(string: proxy.url)!], prefix: "myservice/")
+            let storage = try #require(defaults.engine as? EtcdStorage)
+            let key = Defaults.Key<String>("k", default: "")
+            #expect(defaults[key] == "1")
+
+            // The modify's read reaches etcd; its answer is held while another writer changes the key.
+            proxy.hold(["/v3/kv/range"])
+            let modify = Task { try await onThread { try defaults.modify(key) { _ in } } }
+            #expect(try await onThread { proxy.waitUntilHolding() })
+            try await direct.put(bytes("myservice/k"), bytes("\"2\""))
+            #expect(try await eventually { storage.unappliedChange(named: "k")?.value == bytes("\"2\"") })
+            proxy.release()
+            try await modify.value
+
+            #expect(defaults[key] == "2", "the newer value, not the one the modify read")
+        }
+    }
+
+    @Test func aWatchCatchingUpResumesAfterTheLastEventItGotNotAfterTheHeadersRevision() async throws {
+        try await EtcdServer.with { server in
+            let client = try EtcdClient(endpoints: [server.clientURL])
+            let start = try await client.range(prefix: bytes("myservice/")).revision + 1
+            // More revisions than etcd sends in one message of a watch that catches up (1,000).
+            for index in 0..<1_100 { try await client.put(bytes("myservice/k\(index)"), bytes("\(index)")) }
+            var messages = client.watch(prefix: bytes("myservice/"), startRevision: start).makeAsyncIterator()
+            let first = try #require(try await messages.next())
+            let last = try #require(first.events.last?.modRevision)
+            #expect(last < first.revision, "etcd: the first batch ends before the revision in its header")
+
+            // A storage that got this message resumes after its last event, whatever the header says.
+            let storage = EtcdStorage(client: client, prefix: "myservice/", maximumDepth: 64)
+            storage.take(first)
+            #expect(storage.resumeRevision == last + 1)
+            // A message without events (a progress notification) moves it to its header's revision.
+            var progress = first
+            progress.events = []
+            storage.take(progress)
+            #expect(storage.resumeRevision == first.revision + 1)
+        }
+    }
+
+    @Test func aStoreOnTheWholeKeySpaceSavesItsPendingChangesWhenEtcdIsBack() async throws {
+        try await EtcdServer.with { server in
+            let errors = ErrorLog()
+            let defaults = try await Defaults(
+                etcd: [URL(string: server.clientURL)!], prefix: "", saveMode: .immediate, onError: errors.handler)
+            try await server.kill(server.members[0])
+            defaults.set(42, forKey: "answer")
+            #expect(errors.errors.first?.code == .writeFailed)
+            try await server.restartStopped()
+            let client = try EtcdClient(endpoints: [server.clientURL])
+            var stored = try await client.get(bytes("answer"))?.value
+            for _ in 0..<300 where stored != bytes("42") {
+                try await Task.sleep(for: .milliseconds(100))
+                stored = try await client.get(bytes("answer"))?.value
+            }
+            #expect(stored == bytes("42"), "the pending change landed once etcd answered")
+            try defaults.flush()
+        }
+    }
+
+    @Test func aPeerThatClosesWhileARequestIsSentIsAnErrorNotTheEndOfTheProcess() async throws {
+        let peer = try TestTCPServer(.closeEarly)
+        let client = try EtcdClient(endpoints: [peer.url])
+        let error = await #expect(throws: EtcdError.self) {
+            try await client.put(bytes("k"), [UInt8](repeating: 0x41, count: 32 << 20))
+        }
+        #expect(error?.code == .unreachable)
+    }
+
+    @Test func answersWithoutEtcdsHeaderAreNotTakenAsAcknowledged() async throws {
+        let fake = try TestTCPServer(.answer(bytes("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}")))
+        let client = try EtcdClient(endpoints: [fake.url])
+        let put = await #expect(throws: EtcdError.self) { try await client.put(bytes("k"), bytes("1")) }
+        #expect(put?.code == .badResponse)
+        let opening = await #expect(throws: DefaultsError.self) {
+            try await Defaults(etcd: [URL(string: fake.url)!], prefix: "myservice/")
+        }
+        #expect(opening?.code == .readFailed)
+
+        // A watch that such a server ends at once is tried again with a backoff, not in a tight loop.
+        let storage = EtcdStorage(client: client, prefix: "myservice/", maximumDepth: 64)
+        storage.startWatching(on: DispatchQueue(label: "test")) {}
+        try await Task.sleep(for: .seconds(2))
+        storage.stopWatching()
+        let watches = fake.requests.filter { $0.contains("/v3/watch") }.count
+        #expect(watches >= 1 && watches <= 12, "\(watches) watch requests in 2 s")
+    }
+
+    @Test func keysWhoseNamesAreNotUTF8AreLeftOutAndNeverWritten() async throws {
+        try await EtcdServer.with { server in
+            let client = try EtcdClient(endpoints: [server.clientURL])
+            try await client.put(bytes("myservice/") + [0xFF], bytes("1"))
+            try await client.put(bytes("myservice/") + [0xFE], bytes("2"))
+            try await client.put(bytes("myservice/ok"), bytes("3"))
+            let defaults = try await Defaults(etcd: [URL(string: server.clientURL)!], prefix: "myservice/")
+            #expect(defaults.keys == ["ok"])
+            #expect(defaults.object(forKey: "\u{FFFD}") == nil, "no name stands for both")
+            defaults.removeAll()
+            try defaults.flush()
+            let left = try await client.range(prefix: bytes("myservice/")).keyValues.map(\.key)
+            #expect(left == [bytes("myservice/") + [0xFE], bytes("myservice/") + [0xFF]])
+        }
+    }
+}

@@ -1,0 +1,213 @@
+import Dispatch
+import Foundation
+
+@testable import CodableDefaultsTestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A TCP server on a free port of 127.0.0.1 for the etcd tests, one thread per connection, stopped when the value
+/// goes away. What it does with a connection is its ``Behavior``:
+///
+/// - ``Behavior/answer(_:)``: reads the request (headers and `Content-Length` body) and sends the bytes given,
+///   then closes: a server that is not etcd.
+/// - ``Behavior/closeEarly``: reads a little of the request and closes: a peer that goes away while a request is
+///   still being sent.
+/// - ``Behavior/proxy(to:)``: forwards both ways to `127.0.0.1:port`. After ``hold(_:)``, the answer of a request
+///   whose first line contains one of the texts given is held back (the request still reaches etcd) until
+///   ``release()``; ``waitUntilHolding()`` returns once such an answer has arrived and is held.
+final class TestTCPServer: @unchecked Sendable {
+    enum Behavior {
+        case answer([UInt8])
+        case closeEarly
+        case proxy(to: Int)
+    }
+
+    /// The server's port.
+    let port: Int
+    /// `http://127.0.0.1:PORT`.
+    var url: String { "http://127.0.0.1:\(port)" }
+    private let listener: Int32
+    private let behavior: Behavior
+    private let lock = NSLock()
+    private var firstLines: [String] = []
+    private var holding: [String] = []
+    private let held = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+
+    /// Starts listening and accepting.
+    init(_ behavior: Behavior) throws {
+        self.behavior = behavior
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard listener >= 0 else { throw ChildProcessError(description: "socket: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(listener, 64) == 0 else {
+            close(listener)
+            throw ChildProcessError(description: "bind or listen: errno \(errno)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        self.listener = listener
+        Thread.detachNewThread { [weak self] in
+            while true {
+                let connection = accept(listener, nil, nil)
+                guard connection >= 0 else { return }  // The listener was closed.
+                guard let self else {
+                    close(connection)
+                    return
+                }
+                Thread.detachNewThread { self.serve(connection) }
+            }
+        }
+    }
+
+    deinit {
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        released.signal()
+    }
+
+    /// The first line of every request received so far, in order.
+    var requests: [String] { lock.withLock { firstLines } }
+
+    /// Waits (up to 30 s) until the answer of a held request has arrived; returns whether it did.
+    func waitUntilHolding() -> Bool { held.wait(timeout: .now() + 30) == .success }
+
+    /// Holds the answers of the requests whose first line contains one of `texts` from now on.
+    func hold(_ texts: [String]) {
+        lock.withLock { holding = texts }
+    }
+
+    /// Sends the held answers on, and holds no more answers.
+    func release() {
+        lock.withLock { holding = [] }
+        released.signal()
+    }
+
+    private func serve(_ connection: Int32) {
+        defer {
+            // Shut down first: another thread of this connection may still wait in `read`, and while it does,
+            // `close` alone neither ends the connection nor wakes it.
+            shutdown(connection, Int32(SHUT_RDWR))
+            close(connection)
+        }
+        switch behavior {
+        case .answer(let bytes):
+            let request = readRequest(connection)
+            record(request)
+            writeAll(connection, bytes)
+        case .closeEarly:
+            var buffer = [UInt8](repeating: 0, count: 1024)
+            _ = read(connection, &buffer, buffer.count)
+            shutdown(connection, Int32(SHUT_RDWR))
+        case .proxy(let upstreamPort):
+            proxy(connection, to: upstreamPort)
+        }
+    }
+
+    private func proxy(_ connection: Int32, to upstreamPort: Int) {
+        let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer {
+            shutdown(upstream, Int32(SHUT_RDWR))
+            close(upstream)
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(upstreamPort).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { return }
+        // The client's bytes go up as they come; the first chunk says which request this is.
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let first = read(connection, &buffer, buffer.count)
+        guard first > 0 else { return }
+        let line = firstLine(buffer[..<first])
+        record(line)
+        let holds = lock.withLock { holding.contains { line.contains($0) } }
+        writeAll(upstream, Array(buffer[..<first]))
+        Thread.detachNewThread {
+            var up = [UInt8](repeating: 0, count: 64 * 1024)
+            while true {
+                let count = read(connection, &up, up.count)
+                if count <= 0 { break }
+                self.writeAll(upstream, Array(up[..<count]))
+            }
+            shutdown(upstream, Int32(SHUT_WR))
+        }
+        var isFirstAnswer = true
+        while true {
+            let count = read(upstream, &buffer, buffer.count)
+            if count <= 0 { break }
+            if holds && isFirstAnswer {
+                held.signal()
+                released.wait()
+                released.signal()  // Every held answer goes on once released.
+            }
+            isFirstAnswer = false
+            writeAll(connection, Array(buffer[..<count]))
+        }
+    }
+
+    private func record(_ line: String) {
+        lock.withLock { firstLines.append(line) }
+    }
+
+    /// The request's first line, after reading its headers and `Content-Length` bytes of body.
+    private func readRequest(_ connection: Int32) -> String {
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let text = String(decoding: data, as: UTF8.self)
+            if let end = text.range(of: "\r\n\r\n") {
+                let head = text[..<end.lowerBound]
+                let length =
+                    head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                if data.count - text.utf8.distance(from: text.startIndex, to: end.upperBound) >= length { break }
+            }
+            let count = read(connection, &buffer, buffer.count)
+            if count <= 0 { break }
+            data += buffer[..<count]
+        }
+        return firstLine(data[...])
+    }
+
+    /// The text of `bytes` up to the first line break.
+    private func firstLine(_ bytes: ArraySlice<UInt8>) -> String {
+        String(decoding: bytes.prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
+    }
+
+    private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress!, $0.count, sendFlags) }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+}
+
+/// Flags of `send` that turn a closed peer into an error instead of a `SIGPIPE`.
+#if canImport(Darwin)
+    private let sendFlags: Int32 = 0
+#else
+    private let sendFlags = Int32(MSG_NOSIGNAL)
+#endif
