@@ -101,6 +101,13 @@ final class Tool {
             return
         }
         guard defaults.hasStoredValue(forKey: key) else {
+            // Text that is not JSON in etcd is not a stored value, yet it is there: a loud read says what it is.
+            let reported = reporter.count
+            do {
+                _ = try defaults.value(for: Defaults.Key<JSONValue?>(key))
+            } catch {
+                throw ToolError(.badFile, reporter.count > reported ? nil : error.description)
+            }
             throw ToolError(.keyNotFound, "\(path(of: defaults)): key \(KeyText.message(key)): no value stored")
         }
         try Output.print(JSONText.compact(try storedValue(defaults, key: key)) + "\n")

@@ -102,6 +102,19 @@ struct EtcdCommandLineToolTests {
         }
     }
 
+    @Test func readingAKeyWhoseTextIsNotJSONSaysSoInsteadOfNoValue() async throws {
+        try await EtcdServer.with { server in
+            try await server.etcdctl(["put", "myservice/bad", "not json"])
+            let store = ["--etcd", server.clientURL, "--prefix", "myservice/"]
+            let run = try await toolWithErrors(["read"] + store + ["bad"])
+            #expect(run.status == .exited(4))
+            #expect(run.output.isEmpty)
+            #expect(run.errors.contains("myservice/bad") && run.errors.contains("is not JSON"), "\(run.errors)")
+            #expect(run.errors.components(separatedBy: "is not JSON").count == 2, "said once: \(run.errors)")
+            #expect(try await tool(["read"] + store + ["missing"]).status == .exited(3))
+        }
+    }
+
     @Test func anEtcdUserNeedsAPasswordFileAndBothNeedEtcd() async throws {
         let file = ["--etcd-password-file", "/dev/null"]
         let usages = [
