@@ -29,7 +29,7 @@ extension Defaults {
     /// a `.immediate` set or `flush()` returns. One save is one transaction of every unsaved change (a burst of
     /// sets under `.afterIdle` is one), of up to 128 keys (etcd's default `--max-txn-ops`; a larger save is
     /// several). `modify` is a transaction that compares the keys' revisions, retried with the new values when
-    /// another writer changed one first.
+    /// another writer changed one first (one transaction, so at most 128 keys).
     ///
     /// ## Errors
     /// When no endpoint answers, a save fails with `writeFailed` (quoting each endpoint's failure): the changes
@@ -38,7 +38,8 @@ extension Defaults {
     /// ``onError``; `flush()` throws. A value another tool stored that is not JSON is left as it is
     /// (until this store sets that key): a typed read gives the key's default and reports a `decodingFailed`
     /// error naming the key to ``onError``, and ``value(for:)`` throws it. It is not a stored value: `keys` does not
-    /// list it, and `reset` and `removeAll()` leave it; a set writes over it.
+    /// list it, and `reset` and `removeAll()` leave it; a set writes over it. A key under the prefix whose name is
+    /// not UTF-8 is not a setting at all: no `String` names it, and the store leaves it alone.
     ///
     /// - Parameters:
     ///   - endpoints: Client URLs of the cluster's members (`http://host:2379` or `https://host:2379`, checked

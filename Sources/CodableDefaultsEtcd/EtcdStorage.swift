@@ -17,7 +17,8 @@ import Foundation
 ///
 /// A value that is not JSON (stored by another tool) is left out of what the storage reports, and remembered:
 /// ``unreadableValue(named:)`` gives the `decodingFailed` error that reads of its name throw. It is never written
-/// over unless the store writes its name.
+/// over unless the store writes its name. A key whose name (after the prefix) is not UTF-8 is left out too: no
+/// `String` names it, so the store can neither read nor write it.
 ///
 /// The ``Storage`` methods block their thread until etcd answers (see ``Blocking`` for why that is safe from any
 /// thread). Errors are ``DefaultsError``s that quote the ``EtcdError`` (its endpoint and etcd's words).
