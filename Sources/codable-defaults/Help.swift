@@ -292,7 +292,9 @@ enum Help {
           2  usage error (unknown command or option, missing or extra argument, VALUE not JSON)
           3  key not found (read KEY, read-type KEY, explain KEY, rename OLD, delete KEY without --force)
           4  bad or unreadable file: invalid JSON (with line:column), unreadable, not a regular file, too
-             large (the store file or a layer's); a missing file for check and a missing SOURCE for import
+             large (the store file or a layer's); a missing file for check and a missing SOURCE for import;
+             an etcd store that cannot be read (no endpoint answers, the user refused) or KEY's text there
+             not JSON
           5  written, but not confirmed durable (write, update, rename, delete, import): the file holds the
              change, but flushing its directory failed, so it may not survive a power loss (a warning is
              printed)
