@@ -27,9 +27,12 @@ extension Defaults {
     /// ## Durability
     /// A change is saved when etcd acknowledged its transaction (committed by a majority of the cluster): before
     /// a `.immediate` set or `flush()` returns. One save is one transaction of every unsaved change (a burst of
-    /// sets under `.afterIdle` is one), of up to 128 keys (etcd's default `--max-txn-ops`; a larger save is
-    /// several). `modify` is a transaction that compares the keys' revisions, retried with the new values when
-    /// another writer changed one first (one transaction, so at most 128 keys).
+    /// sets under `.afterIdle` is one), of up to 128 keys and 1 MiB of keys and values (etcd's defaults refuse
+    /// more than 128 operations or 1.5 MiB in one request); a larger save is several transactions, then not
+    /// atomic as a whole. A value etcd refuses (larger than its request limit) fails every save that carries it,
+    /// naming its key, until it is changed or removed. `modify` is a transaction that compares the keys'
+    /// revisions, retried with the new values when another writer changed one first (one transaction, so at most
+    /// 128 keys).
     ///
     /// ## Errors
     /// When no endpoint answers, a save fails with `writeFailed` (quoting each endpoint's failure): the changes

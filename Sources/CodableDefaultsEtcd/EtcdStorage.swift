@@ -7,7 +7,8 @@ import Foundation
 ///
 /// - Reading (``open(reporting:)``, ``read()``) is one range of the prefix.
 /// - A write is one transaction of the changed members' puts and deletes (a burst of sets saved at once is one
-///   transaction), up to ``maximumOperationsPerTransaction`` members; a larger save is several.
+///   transaction), up to ``maximumOperationsPerTransaction`` members and ``maximumBytesPerTransaction`` bytes of
+///   keys and values; a larger save is several (a member larger than that alone is one).
 /// - Outside changes come from a watch of the prefix, from the revision after the last one seen, reported member by
 ///   member; it resumes from where it was after a disconnect (with a backoff while no endpoint answers), and when
 ///   etcd compacted that revision away, reloads the prefix and reports a snapshot.
@@ -31,6 +32,9 @@ package final class EtcdStorage: Storage {
     package let location: String?
     /// The most members one transaction changes (etcd refuses more than `--max-txn-ops`, 128 by default).
     package let maximumOperationsPerTransaction: Int
+    /// The most bytes of keys and values one transaction of a save carries (etcd refuses a request over
+    /// `--max-request-bytes`, 1.5 MiB by default), unless one member alone is larger.
+    package let maximumBytesPerTransaction: Int
     /// The nesting limit for values (the store's ``Defaults/Options/maximumDepth``).
     private let maxDepth: Int
     private let state = Locked(State())
@@ -69,13 +73,17 @@ package final class EtcdStorage: Storage {
     }
 
     /// Makes the storage of the keys under `prefix` on `client`'s cluster. Reads nothing yet.
-    package init(client: EtcdClient, prefix: String, maximumDepth: Int, maximumOperationsPerTransaction: Int = 128) {
+    package init(
+        client: EtcdClient, prefix: String, maximumDepth: Int, maximumOperationsPerTransaction: Int = 128,
+        maximumBytesPerTransaction: Int = 1 << 20
+    ) {
         self.client = client
         self.prefix = Array(prefix.utf8)
         let endpoint = client.endpoints.first.map { "\($0.host ?? "")\($0.port.map { ":\($0)" } ?? "")" } ?? ""
         location = "etcd://\(endpoint)/\(prefix)"
         maxDepth = maximumDepth
         self.maximumOperationsPerTransaction = max(1, maximumOperationsPerTransaction)
+        self.maximumBytesPerTransaction = max(1, maximumBytesPerTransaction)
     }
 
     /// How many transactions this storage sent to etcd.
@@ -158,7 +166,14 @@ package final class EtcdStorage: Storage {
     package func write(_ changes: [MemberChange]) -> StorageWrite {
         var start = changes.startIndex
         while start < changes.endIndex {
-            let end = min(start + maximumOperationsPerTransaction, changes.endIndex)
+            // As many changes as one transaction takes, and at least one.
+            var end = start + 1
+            var bytes = prefix.count + changes[start].name.utf8.count + (changes[start].value?.count ?? 0)
+            while end < changes.endIndex && end - start < maximumOperationsPerTransaction {
+                bytes += prefix.count + changes[end].name.utf8.count + (changes[end].value?.count ?? 0)
+                if bytes > maximumBytesPerTransaction { break }
+                end += 1
+            }
             switch commit(Array(changes[start..<end]), compares: []) {
             case .success(true): break
             case .success(false):

@@ -204,6 +204,21 @@ struct EtcdDefaultsTests {
         }
     }
 
+    @Test func aSaveLargerThanEtcdsRequestLimitIsSplitByBytes() async throws {
+        try await EtcdServer.with { server in
+            let defaults = try await open(server, saveMode: .manual)
+            let storage = try engine(defaults)
+            // 40 values of 64 kB: 2.6 MB in all, over etcd's 1.5 MiB request limit; each value is far below it.
+            let text = String(repeating: "x", count: 64 << 10)
+            for index in 0..<40 { defaults.set("\(index)\(text)", forKey: "big\(index)") }
+            try defaults.flush()
+            #expect(storage.transactionCount == 3)
+            let values = try await EtcdClient(endpoints: [server.clientURL]).range(prefix: Array("myservice/".utf8))
+            #expect(values.keyValues.count == 40)
+            #expect(values.keyValues.allSatisfy { $0.value.count == (64 << 10) + 4 || $0.value.count == (64 << 10) + 3 })
+        }
+    }
+
     @Test func aValueThatIsNotJSONIsReportedForItsKeyAndKeptUntilSet() async throws {
         try await EtcdServer.with { server in
             try await server.etcdctl(["put", "myservice/volume", "not json"])
