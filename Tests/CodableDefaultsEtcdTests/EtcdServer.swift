@@ -288,50 +288,64 @@ func freePorts(_ count: Int) throws -> [Int] {
     defer { for socket in sockets { close(socket) } }
     var ports: [Int] = []
     for _ in 0..<count {
-        #if canImport(Glibc)
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let descriptor = tcpSocket()
         guard descriptor >= 0 else { throw ChildProcessError(description: "socket failed: errno \(errno)") }
         sockets.append(descriptor)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        guard bindLoopback(descriptor, port: 0) == 0 else {
+            throw ChildProcessError(description: "bind failed: errno \(errno)")
         }
-        guard bound == 0 else { throw ChildProcessError(description: "bind failed: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        guard let port = boundPort(descriptor) else {
+            throw ChildProcessError(description: "getsockname failed: errno \(errno)")
         }
-        guard named == 0 else { throw ChildProcessError(description: "getsockname failed: errno \(errno)") }
-        ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        ports.append(port)
     }
     return ports
 }
 
 /// Whether something accepts a TCP connection on 127.0.0.1:`port` right now.
 func acceptsConnections(port: Int) -> Bool {
-    #if canImport(Glibc)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-    #endif
+    let descriptor = tcpSocket()
     guard descriptor >= 0 else { return false }
     defer { close(descriptor) }
+    return connectLoopback(descriptor, port: port) == 0
+}
+
+/// A new TCP socket (IPv4), or -1.
+func tcpSocket() -> Int32 {
+    #if canImport(Glibc)
+        socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #else
+        socket(AF_INET, SOCK_STREAM, 0)
+    #endif
+}
+
+/// Binds `descriptor` to 127.0.0.1:`port` (0: a free port the kernel picks); `bind`'s result.
+func bindLoopback(_ descriptor: Int32, port: Int) -> Int32 {
+    withLoopbackAddress(port: port) { bind(descriptor, $0, $1) }
+}
+
+/// Connects `descriptor` to 127.0.0.1:`port`; `connect`'s result.
+func connectLoopback(_ descriptor: Int32, port: Int) -> Int32 {
+    withLoopbackAddress(port: port) { connect(descriptor, $0, $1) }
+}
+
+/// The port `descriptor` is bound to, or `nil` when `getsockname` fails.
+func boundPort(_ descriptor: Int32) -> Int? {
+    var address = sockaddr_in()
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+    }
+    return named == 0 ? Int(UInt16(bigEndian: address.sin_port)) : nil
+}
+
+/// Calls `body` with the address 127.0.0.1:`port` and its length.
+private func withLoopbackAddress(port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = UInt16(port).bigEndian
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-        }
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    return connected == 0
 }

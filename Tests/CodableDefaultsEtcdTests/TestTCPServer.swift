@@ -41,26 +41,13 @@ final class TestTCPServer: @unchecked Sendable {
     /// Starts listening and accepting.
     init(_ behavior: Behavior) throws {
         self.behavior = behavior
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = tcpSocket()
         guard listener >= 0 else { throw ChildProcessError(description: "socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(listener, 64) == 0 else {
+        guard bindLoopback(listener, port: 0) == 0, listen(listener, 64) == 0, let port = boundPort(listener) else {
             close(listener)
             throw ChildProcessError(description: "bind or listen: errno \(errno)")
         }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         self.listener = listener
         Thread.detachNewThread { [weak self] in
             while true {
@@ -120,20 +107,12 @@ final class TestTCPServer: @unchecked Sendable {
     }
 
     private func proxy(_ connection: Int32, to upstreamPort: Int) {
-        let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let upstream = tcpSocket()
         defer {
             shutdown(upstream, Int32(SHUT_RDWR))
             close(upstream)
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(upstreamPort).bigEndian
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        let connected = connectLoopback(upstream, port: upstreamPort)
         guard connected == 0 else { return }
         // The client's bytes go up as they come; the first chunk says which request this is.
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
