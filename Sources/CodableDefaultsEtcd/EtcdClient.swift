@@ -10,8 +10,8 @@ import Foundation
 ///
 /// The client is `Sendable`: call it from any task, concurrently. Every call is `async` and goes to one endpoint
 /// at a time: first the one that answered last, then, when that one does not answer (connection refused, timed
-/// out, host not found, connection lost, or etcd says it is unavailable, gRPC code 14), the next ones in the
-/// order given. The endpoint that answered is remembered for the next call. A call that fails over after its
+/// out, host not found, connection lost, or etcd says it is unavailable, gRPC code 14, or gave up on the request
+/// under load, gRPC codes 1 and 4), the next ones in the order given. The endpoint that answered is remembered for the next call. A call that fails over after its
 /// request was sent may be applied twice (a put writes the same value again; a transaction's compares then
 /// fail on its own first write, so the caller re-reads).
 ///

@@ -11,12 +11,17 @@ extension EtcdError {
     static let grpcUnavailable = 14
     /// The gRPC code of an invalid or expired token.
     static let grpcUnauthenticated = 16
+    /// The gRPC codes of a request the member gave up on (its gateway's call canceled or out of time, as happens
+    /// to a member under heavy load): nothing is wrong with the request, so it is tried again, as for a member
+    /// that cannot serve.
+    static let grpcGaveUp: Set<Int> = [1, 4]
 
-    /// Whether the endpoint did not answer (or said it cannot serve), so that the next one should be tried.
+    /// Whether the endpoint did not answer (or said it cannot serve, or gave up on the request), so that the next
+    /// one should be tried.
     var isEndpointDown: Bool {
         switch code {
         case .unreachable: true
-        case .server: grpcCode == Self.grpcUnavailable
+        case .server: grpcCode.map { $0 == Self.grpcUnavailable || Self.grpcGaveUp.contains($0) } ?? false
         default: false
         }
     }
