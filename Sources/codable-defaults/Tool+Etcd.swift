@@ -2,6 +2,14 @@ import CodableDefaults
 import CodableDefaultsEtcd
 import Foundation
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 extension Tool {
     /// Opens the store kept in etcd at `endpoints` under `prefix`, with the `.manual` save mode, as `user` when
     /// given.
@@ -20,30 +28,40 @@ extension Tool {
             urls.append(url)
         }
         var password: String?
-        if let user { password = try self.password(in: user.passwordFile) }
+        if let user { password = try readPassword(from: user.passwordFile) }
         let defaults = try Defaults.openingEtcd(
             urls, prefix: prefix, saveMode: .manual, username: user?.name, password: password)
         etcdLocations[ObjectIdentifier(defaults)] = .etcd(endpoints: endpoints, prefix: prefix, user: user)
         return defaults
     }
+}
 
-    /// The password in the file at `path`: its UTF-8 text without one trailing newline (`\n` or `\r\n`), as
-    /// `echo secret > FILE` and mounted secrets leave it. Its text is never quoted in an error.
-    ///
-    /// - Throws: ``DefaultsError`` (`readFailed`) naming the file.
-    private func password(in path: String) throws(DefaultsError) -> String {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: KernelPath.absolute(path)))
-        } catch {
-            throw DefaultsError(
-                .readFailed, "--etcd-password-file: cannot read the file: \((error as NSError).localizedDescription)",
-                path: path)
-        }
-        guard var text = String(data: data, encoding: .utf8) else {
-            throw DefaultsError(.readFailed, "--etcd-password-file: the file is not UTF-8 text", path: path)
-        }
-        if text.hasSuffix("\n") { text.removeLast() }  // "\r\n" is one Character: removed whole.
-        return text
+/// The password in the file at `path`: its UTF-8 text without one trailing newline (`\n` or `\r\n`), as
+/// `echo secret > FILE` and mounted secrets leave it. Its text is never quoted in an error.
+///
+/// - Throws: ``DefaultsError`` (`readFailed`) naming the file.
+private func readPassword(from path: String) throws(DefaultsError) -> String {
+    func failure(_ reason: String) -> DefaultsError {
+        DefaultsError(.readFailed, "--etcd-password-file: \(reason)", path: path)
     }
+    let descriptor = open(KernelPath.absolute(path), O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { throw failure("cannot open the file: \(String(cString: strerror(errno)))") }
+    defer { close(descriptor) }
+    var status = stat()
+    guard fstat(descriptor, &status) == 0 else { throw failure(String(cString: strerror(errno))) }
+    guard status.st_mode & S_IFMT == S_IFREG else { throw failure("not a regular file") }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = read(descriptor, &buffer, buffer.count)
+        if count < 0 && errno == EINTR { continue }
+        guard count >= 0 else { throw failure("cannot read the file: \(String(cString: strerror(errno)))") }
+        if count == 0 { break }
+        bytes += buffer[..<count]
+        guard bytes.count <= 64 << 10 else { throw failure("the file is over 64 KiB: not a password") }
+    }
+    guard var text = String(validating: bytes, as: UTF8.self) else { throw failure("the file is not UTF-8 text") }
+    // One line break, "\n" or "\r\n" (a single Character in Swift), as `echo` and editors leave it.
+    if let last = text.last, last == "\n" || last == "\r\n" { text.removeLast() }
+    return text
 }

@@ -78,6 +78,15 @@ struct EtcdCommandLineToolTests {
             #expect(stored == "0.8\n")
             #expect(try await tool(["read"] + store + user + ["volume"]) == (.exited(0), ["0.8"]))
             #expect(try await tool(["keys"] + store + user) == (.exited(0), ["volume"]))
+            // A file written on Windows ends its line with CRLF: dropped whole.
+            try write("s3cret-pass\r\n", to: directory.file("crlf"))
+            let crlf = ["--etcd-user", "root", "--etcd-password-file", directory.file("crlf").path]
+            #expect(try await tool(["read"] + store + crlf + ["volume"]) == (.exited(0), ["0.8"]))
+            // A directory given as the file: a clear error.
+            let folder = try await toolWithErrors(
+                ["read"] + store + ["--etcd-user", "root", "--etcd-password-file", directory.path, "volume"])
+            #expect(folder.status == .exited(4))
+            #expect(folder.errors.contains("not a regular file"), "\(folder.errors)")
 
             // Refused: no user, a wrong password, a password file that is not there. Each names what went wrong
             // and prints no password.
