@@ -122,6 +122,13 @@ final class TestTCPServer: @unchecked Sendable {
         record(line)
         let holds = lock.withLock { holding.contains { line.contains($0) } }
         writeAll(upstream, Array(buffer[..<first]))
+        // The rest of the client's bytes, on a thread that ends before either socket is closed (a closed number
+        // may already name another test's socket).
+        let forwarded = DispatchSemaphore(value: 0)
+        defer {
+            shutdown(connection, Int32(SHUT_RDWR))  // Wakes the thread if it still waits for the client.
+            forwarded.wait()
+        }
         Thread.detachNewThread {
             var up = [UInt8](repeating: 0, count: 64 * 1024)
             while true {
@@ -130,6 +137,7 @@ final class TestTCPServer: @unchecked Sendable {
                 self.writeAll(upstream, Array(up[..<count]))
             }
             shutdown(upstream, Int32(SHUT_WR))
+            forwarded.signal()
         }
         var isFirstAnswer = true
         while true {
