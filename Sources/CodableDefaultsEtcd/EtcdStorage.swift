@@ -174,18 +174,23 @@ package final class EtcdStorage: Storage {
                 if bytes > maximumBytesPerTransaction { break }
                 end += 1
             }
+            let failure: DefaultsError
             switch commit(Array(changes[start..<end]), compares: []) {
-            case .success(true): break
+            case .success(true):
+                start = end
+                continue
             case .success(false):
                 // A transaction without compares always applies; an answer that says otherwise is not etcd's.
-                let error = DefaultsError(
+                failure = DefaultsError(
                     .writeFailed,
                     "etcd answered that it did not apply a transaction without conditions; the changes "
                         + "stay unsaved", path: location)
-                return StorageWrite(outside: nil, outcome: .failure(error))
-            case .failure(let error): return StorageWrite(outside: nil, outcome: .failure(error))
+            case .failure(let error): failure = error
             }
-            start = end
+            // The transactions before this one are in etcd: the store takes their changes as saved.
+            var write = StorageWrite(outside: nil, outcome: .failure(failure))
+            write.writtenBeforeFailure = start - changes.startIndex
+            return write
         }
         return StorageWrite(outside: nil, outcome: .success(([], nil)))
     }

@@ -158,6 +158,36 @@ struct EtcdRobustnessTests {
         #expect(elapsed >= .milliseconds(300), "four watch requests within \(elapsed)")
     }
 
+    @Test func whatASaveInSeveralTransactionsWroteBeforeOneFailedIsSavedAndNeverWrittenAgain() async throws {
+        try await EtcdServer.with { server in
+            let defaults = try await Defaults(
+                etcd: [URL(string: server.clientURL)!], prefix: "myservice/", saveMode: .manual)
+            let direct = try EtcdClient(endpoints: [server.clientURL])
+            defaults.set("new", forKey: "a")
+            defaults.set(String(repeating: "x", count: 2 << 20), forKey: "huge")  // over etcd's request limit
+            let refused = #expect(throws: DefaultsError.self) { try defaults.flush() }
+            #expect(refused?.code == .writeFailed)
+            #expect(refused?.message.contains("\"huge\"") == true, "\(String(describing: refused))")
+            #expect(try await direct.get(bytes("myservice/a"))?.value == bytes("\"new\""), "the first transaction")
+
+            // Another writer changes `a` after it: the store takes that in, and its next save leaves it.
+            let key = Defaults.Key<String>("a", default: "")
+            let sawTheirs = DispatchSemaphore(value: 0)
+            let token = defaults.observe(key) { change in if change.newValue == "theirs" { sawTheirs.signal() } }
+            try await direct.put(bytes("myservice/a"), bytes("\"theirs\""))
+            #expect(try await signalled(sawTheirs))
+            #expect(throws: DefaultsError.self) { try defaults.flush() }  // `huge` still fails
+            #expect(try await direct.get(bytes("myservice/a"))?.value == bytes("\"theirs\""))
+
+            // Discarding goes back to what etcd holds.
+            defaults.discardUnsavedChanges()
+            #expect(defaults[key] == "theirs")
+            #expect(defaults.object(forKey: "huge") == nil)
+            try defaults.flush()
+            token.cancel()
+        }
+    }
+
     @Test func aMemberThatGivesUpOnARequestIsSkippedForTheNextOne() async throws {
         try await EtcdServer.with { server in
             let body = #"{"error":"context canceled","message":"context canceled","code":1}"#

@@ -23,8 +23,12 @@ package struct StorageWrite {
     package var outside: StorageContent?
     /// The write's outcome: the members the storage wrote on its own (the schema version) and, when the
     /// data is written but its durability could not be confirmed, the ``DefaultsError/Code-swift.struct/notDurable``
-    /// error; or why nothing was written.
+    /// error; or why the write failed (nothing written, except the first ``writtenBeforeFailure`` changes).
     package var outcome: Result<(stamped: [MemberChange], notDurable: DefaultsError?), DefaultsError>
+    /// On a failure, how many of the changes, from the first, were written durably all the same: an engine
+    /// that writes a large save in several steps (etcd's transactions) may fail after some; 0 for the others. The
+    /// store takes those as saved.
+    package var writtenBeforeFailure = 0
     /// Everything the storage holds after a successful write, when it has it in memory at no cost (a file's new
     /// image, sharing its buffer); `nil` otherwise. The store makes it the members it reads unused names from,
     /// so that it holds one copy of the file (not the one it read and the one written).
@@ -62,7 +66,8 @@ package protocol Storage: AnyObject, Sendable {
     /// - Throws: ``DefaultsError`` when the data cannot be read or parsed.
     func read() throws(DefaultsError) -> StoredMembers?
 
-    /// Writes `changes` on top of what the engine holds now (see the type's merging rule).
+    /// Writes `changes` on top of what the engine holds now (see the type's merging rule): all of them, or on
+    /// failure none of them, or (an engine that writes in steps) the first ``StorageWrite/writtenBeforeFailure``.
     func write(_ changes: [MemberChange]) -> StorageWrite
 
     /// One atomic read-modify-write (``Defaults/modify(_:_:)``). Under the lock that keeps other writers out

@@ -53,7 +53,16 @@ extension Store {
                 state.loadFailure = nil
                 merged = state.takeIn(outside)
             }
-            guard case .success(let written) = write.outcome else { return write.outcome }
+            guard case .success(let written) = write.outcome else {
+                // What a write in steps stored before it failed is saved: never written again over what other
+                // writers store after it, and what a discard goes back to.
+                for (cell, version, value) in changes.prefix(write.writtenBeforeFailure) {
+                    cell.saved = value
+                    if cell.version == version { cell.isDirty = false }
+                }
+                state.pruneDirty()
+                return write.outcome
+            }
             if let holds = write.holds { state.base = holds }
             for (cell, version, value) in changes {
                 cell.saved = value
