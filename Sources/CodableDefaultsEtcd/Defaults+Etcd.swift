@@ -32,7 +32,9 @@ extension Defaults {
     /// atomic as a whole. A value etcd refuses (larger than its request limit) fails every save that carries it,
     /// naming its key, until it is changed or removed. `modify` is a transaction that compares the keys'
     /// revisions, retried with the new values when another writer changed one first (one transaction, so at most
-    /// 128 keys).
+    /// 128 keys). When the connection is lost after etcd applied that transaction but before its answer arrived,
+    /// the retry cannot tell its own write from another writer's and runs the closure again on it (an increment
+    /// may then count twice); etcd's own client has the same limit.
     ///
     /// ## Errors
     /// When no endpoint answers, a save fails with `writeFailed` (quoting each endpoint's failure): the changes
