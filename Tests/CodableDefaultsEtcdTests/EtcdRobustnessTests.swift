@@ -24,6 +24,15 @@ private func put(_ client: EtcdClient, _ key: String, _ value: String) async thr
     }
 }
 
+/// A `Defaults` under `myservice/` through `endpoint` (a holding proxy), `.immediate`, whose calls wait up to 60 s
+/// for an answer: a held answer is released long before, even on a slow machine.
+private func openPatiently(_ endpoint: String) async throws -> (Defaults, EtcdStorage) {
+    let client = try EtcdClient(endpoints: [endpoint], requestTimeout: 60)
+    let storage = EtcdStorage(client: client, prefix: "myservice/", maximumDepth: 64)
+    try await storage.prime()
+    return (try Defaults(engine: storage, saveMode: .immediate), storage)
+}
+
 /// Waits on a thread of its own (never the cooperative pool) for `semaphore`, up to 30 s; whether it came.
 private func signalled(_ semaphore: DispatchSemaphore) async throws -> Bool {
     try await onThread { semaphore.wait(timeout: .now() + 30) == .success }
@@ -37,9 +46,7 @@ struct EtcdRobustnessTests {
     @Test func anotherWritersChangeThatArrivesBeforeTheAnswerToOurTransactionIsKept() async throws {
         try await EtcdServer.with { server in
             let proxy = try TestTCPServer(.proxy(to: server.members[0].clientPort))
-            let defaults = try await Defaults(
-                etcd: [URL(string: proxy.url)!], prefix: "myservice/", saveMode: .immediate)
-            let storage = try #require(defaults.engine as? EtcdStorage)
+            let (defaults, storage) = try await openPatiently(proxy.url)
             let direct = try EtcdClient(endpoints: [server.clientURL])
             let key = Defaults.Key<String>("k", default: "")
             let sawB = DispatchSemaphore(value: 0)
@@ -67,8 +74,7 @@ struct EtcdRobustnessTests {
             let direct = try EtcdClient(endpoints: [server.clientURL])
             try await direct.put(bytes("myservice/k"), bytes("\"1\""))
             let proxy = try TestTCPServer(.proxy(to: server.members[0].clientPort))
-            let defaults = try await Defaults(etcd: [URL(string: proxy.url)!], prefix: "myservice/")
-            let storage = try #require(defaults.engine as? EtcdStorage)
+            let (defaults, storage) = try await openPatiently(proxy.url)
             let key = Defaults.Key<String>("k", default: "")
             #expect(defaults[key] == "1")
 
