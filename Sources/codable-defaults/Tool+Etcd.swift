@@ -37,7 +37,8 @@ extension Tool {
 }
 
 /// The password in the file at `path`: its UTF-8 text without one trailing newline (`\n` or `\r\n`), as
-/// `echo secret > FILE` and mounted secrets leave it. Its text is never quoted in an error.
+/// `echo secret > FILE` and mounted secrets leave it. A pipe works too (`--etcd-password-file <(pass show etcd)`);
+/// a directory is refused, and so is anything over 64 KiB. Its text is never quoted in an error.
 ///
 /// - Throws: ``DefaultsError`` (`readFailed`) naming the file.
 private func readPassword(from path: String) throws(DefaultsError) -> String {
@@ -49,7 +50,7 @@ private func readPassword(from path: String) throws(DefaultsError) -> String {
     defer { close(descriptor) }
     var status = stat()
     guard fstat(descriptor, &status) == 0 else { throw failure(String(cString: strerror(errno))) }
-    guard status.st_mode & S_IFMT == S_IFREG else { throw failure("not a regular file") }
+    guard status.st_mode & S_IFMT != S_IFDIR else { throw failure("a directory, not a file") }
     var bytes: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
     while true {

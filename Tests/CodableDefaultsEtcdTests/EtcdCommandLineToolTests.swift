@@ -86,7 +86,18 @@ struct EtcdCommandLineToolTests {
             let folder = try await toolWithErrors(
                 ["read"] + store + ["--etcd-user", "root", "--etcd-password-file", directory.path, "volume"])
             #expect(folder.status == .exited(4))
-            #expect(folder.errors.contains("not a regular file"), "\(folder.errors)")
+            #expect(folder.errors.contains("a directory, not a file"), "\(folder.errors)")
+            // A pipe, as a shell's process substitution gives: read to its end.
+            let piped = try await onThread { () throws -> CodableDefaultsTestSupport.ExitStatus in
+                let path = try #require(builtTool?.path)
+                let arguments = ["--etcd-user", "root", "--etcd-password-file", "/dev/stdin", "volume"]
+                let child = try ChildProcess(path, ["read"] + store + arguments)
+                try child.send("s3cret-pass")
+                child.closeInput()
+                _ = try child.readToEnd(timeout: 30)
+                return try child.wait(timeout: 30)
+            }
+            #expect(piped == .exited(0))
 
             // Refused: no user, a wrong password, a password file that is not there. Each names what went wrong
             // and prints no password.
