@@ -52,8 +52,9 @@ class Observer: @unchecked Sendable {
     private let delivery = Locked(Delivery())
     /// Held (entered) while a delivery runs, so ``cancel()`` can wait for it.
     private let running = DispatchGroup()
-    /// The store, weakly: the store holds its observers.
-    weak let store: Store?
+    /// The store, weakly: the store holds its observers. Set once, in `init`, and never again (a `var` only
+    /// because `weak let` needs Swift 6.3); loading a weak reference is safe from any thread.
+    private(set) weak var store: Store?
 
     init(store: Store) {
         self.store = store
