@@ -21,8 +21,8 @@ import Foundation
 /// over unless the store writes its name. A key whose name (after the prefix) is not UTF-8 is left out too: no
 /// `String` names it, so the store can neither read nor write it.
 ///
-/// The ``Storage`` methods block their thread until etcd answers (see ``Blocking`` for why that is safe from any
-/// thread). Errors are ``DefaultsError``s that quote the ``EtcdError`` (its endpoint and etcd's words).
+/// The ``Storage`` methods block their thread until etcd answers (the client's calls need no other thread, so
+/// this is safe from any thread). Errors are ``DefaultsError``s that quote the ``EtcdError`` (its endpoint and etcd's words).
 package final class EtcdStorage: Storage {
     /// The cluster.
     package let client: EtcdClient
@@ -135,11 +135,9 @@ package final class EtcdStorage: Storage {
     }
 
     package func read() throws(DefaultsError) -> StoredMembers? {
-        let client = client
-        let prefix = prefix
         let range: EtcdRange
         do {
-            range = try Blocking.run { try await client.range(prefix: prefix) }
+            range = try client.range(prefix: prefix)
         } catch {
             throw failure(.readFailed, "the keys cannot be read", error)
         }
@@ -246,14 +244,13 @@ package final class EtcdStorage: Storage {
 
     /// Sends one transaction of `changes` under `compares`; returns whether it was applied.
     private func commit(_ changes: [MemberChange], compares: [EtcdCompare]) -> Result<Bool, DefaultsError> {
-        let client = client
         let operations: [EtcdOperation] = changes.map { change in
             let key = prefix + Array(change.name.utf8)
             return change.value.map { .put(key: key, value: $0) } ?? .delete(key: key)
         }
         let result: EtcdTransactionResult
         do {
-            result = try Blocking.run { try await client.transaction(compares: compares, operations: operations) }
+            result = try client.transaction(compares: compares, operations: operations)
         } catch {
             if let error = error as? EtcdError, error.isEndpointDown { retryWhenReachable() }
             let names = changes.prefix(3).map { "\"\($0.name)\"" }.joined(separator: ", ")
@@ -279,9 +276,7 @@ package final class EtcdStorage: Storage {
 
     /// The key of `name`, read now, and the revision it was read at.
     private func read(_ name: String) throws -> (keyValue: EtcdKeyValue?, revision: Int64) {
-        let client = client
-        let key = prefix + Array(name.utf8)
-        return try Blocking.run { try await client.read(key) }
+        try client.read(prefix + Array(name.utf8))
     }
 
     package var hasUnconfirmedWrite: Bool { false }
@@ -481,7 +476,7 @@ package final class EtcdStorage: Storage {
     /// UTF-8 (a key another tool stored): no `String` names it, so the storage leaves it out and never writes it.
     private func name(of key: [UInt8]) -> [UInt8]? {
         let name = Array(key.dropFirst(prefix.count))
-        return String(validating: name, as: UTF8.self) == nil ? nil : name
+        return String(utf8Validating: name) == nil ? nil : name
     }
 
     /// The members of `keyValues` whose values are JSON, and the errors of those whose values are not.

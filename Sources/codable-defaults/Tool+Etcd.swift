@@ -61,7 +61,7 @@ private func readPassword(from path: String) throws(DefaultsError) -> String {
         bytes += buffer[..<count]
         guard bytes.count <= 64 << 10 else { throw failure("the file is over 64 KiB: not a password") }
     }
-    guard var text = String(validating: bytes, as: UTF8.self) else { throw failure("the file is not UTF-8 text") }
+    guard var text = String(utf8Validating: bytes) else { throw failure("the file is not UTF-8 text") }
     // One line break, "\n" or "\r\n" (a single Character in Swift), as `echo` and editors leave it.
     if let last = text.last, last == "\n" || last == "\r\n" { text.removeLast() }
     return text

@@ -187,7 +187,7 @@ struct LoadedLayer: Sendable {
                 throw Store.keyTooLong(name, limit: options.maximumKeyLength, path: file)
             }
             if bytes.last == 0x0A { bytes.removeLast() }
-            guard String(validating: bytes, as: UTF8.self) != nil else {
+            guard String(utf8Validating: bytes) != nil else {
                 throw DefaultsError(.invalidJSON, "the file's contents are not UTF-8 text", path: file, key: name)
             }
             values[MemberName(name)] = LayerValue(
