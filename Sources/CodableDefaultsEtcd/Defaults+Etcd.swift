@@ -22,7 +22,9 @@ extension Defaults {
     ///
     /// ## Threads
     /// As every `Defaults`: callable from any thread or task. Writes and `flush()` wait for etcd on the calling
-    /// thread (the etcd call itself runs on threads of its own, so this is safe on Swift's cooperative pool too).
+    /// thread, blocking it until etcd answers or the request times out; the call needs no other thread, so this
+    /// cannot deadlock on Swift's cooperative pool, but from `async` code prefer `.afterIdle` (the default), whose
+    /// saves run on the store's own queue.
     ///
     /// ## Durability
     /// A change is saved when etcd acknowledged its transaction (committed by a majority of the cluster): before
@@ -64,37 +66,43 @@ extension Defaults {
         etcd endpoints: [URL], prefix: String, saveMode: SaveMode = .default, username: String? = nil,
         password: String? = nil, options: Options = .default, onError: (@Sendable (DefaultsError) -> Void)? = nil
     ) async throws(DefaultsError) {
+        let storage = try Self.etcdStorage(endpoints, prefix, username, password, options)
+        try await storage.prime()
+        try self.init(etcdStorage: storage, saveMode: saveMode, options: options, onError: onError)
+    }
+
+    /// The store on `storage`, which reads the prefix as it opens unless it was primed.
+    private convenience init(
+        etcdStorage storage: EtcdStorage, saveMode: SaveMode, options: Options,
+        onError: (@Sendable (DefaultsError) -> Void)?
+    ) throws(DefaultsError) {
+        try self.init(engine: storage, saveMode: saveMode, options: options, onError: onError)
+        storage.whenWritableAgain { [weak self] in self?.saveUnsavedChangesInBackground() }
+    }
+
+    /// The storage of a store on the cluster at `endpoints`; it connects to nothing yet.
+    private static func etcdStorage(
+        _ endpoints: [URL], _ prefix: String, _ username: String?, _ password: String?, _ options: Options
+    ) throws(DefaultsError) -> EtcdStorage {
         let client: EtcdClient
         do {
             client = try EtcdClient(endpoints: endpoints.map(\.absoluteString), user: username, password: password)
         } catch {
             throw DefaultsError(.invalidArgument, "\(error)")
         }
-        let storage = EtcdStorage(client: client, prefix: prefix, maximumDepth: options.maximumDepth)
-        try await storage.prime()
-        try self.init(engine: storage, saveMode: saveMode, options: options, onError: onError)
-        storage.whenWritableAgain { [weak self] in self?.saveUnsavedChangesInBackground() }
+        return EtcdStorage(client: client, prefix: prefix, maximumDepth: options.maximumDepth)
     }
 }
 
 extension Defaults {
-    /// ``init(etcd:prefix:saveMode:username:password:options:onError:)``, waited for on the calling thread: for the
-    /// synchronous programs of this package (the tool, the benchmarks). Safe on any thread, Swift's cooperative
-    /// pool included (the call runs on threads of its own, see `Blocking`).
+    /// ``init(etcd:prefix:saveMode:username:password:options:onError:)``, on the calling thread, which waits for
+    /// etcd's answer: for the synchronous programs of this package (the tool, the benchmarks).
     ///
     /// - Throws: What the initializer throws.
     package static func openingEtcd(
         _ endpoints: [URL], prefix: String, saveMode: SaveMode, username: String? = nil, password: String? = nil
     ) throws(DefaultsError) -> Defaults {
-        do {
-            return try Blocking.run {
-                try await Defaults(
-                    etcd: endpoints, prefix: prefix, saveMode: saveMode, username: username, password: password)
-            }
-        } catch let error as DefaultsError {
-            throw error
-        } catch {
-            throw DefaultsError(.readFailed, "the etcd store did not open: \(error)")
-        }
+        let storage = try etcdStorage(endpoints, prefix, username, password, .default)
+        return try Defaults(etcdStorage: storage, saveMode: saveMode, options: .default, onError: nil)
     }
 }

@@ -58,62 +58,64 @@ package struct EtcdTransactionResult: Sendable, Equatable {
     package var revision: Int64
 }
 
+// Each call blocks the calling thread until etcd answers (or every endpoint failed); its `async` form, below,
+// waits without blocking a thread.
 extension EtcdClient {
     /// Every key that starts with `prefix` (every key of the cluster when `prefix` is empty), with the revision it
     /// was read at, in one consistent (linearizable) read.
     ///
-    /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses; `CancellationError`.
+    /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses.
     ///
     /// - Parameter limit: At most this many keys (the first ones), or every key when `nil`.
-    package func range(prefix: [UInt8], limit: Int64? = nil) async throws -> EtcdRange {
+    package func range(prefix: [UInt8], limit: Int64? = nil) throws -> EtcdRange {
         let request = Wire.RangeRequest(
             key: Self.rangeStart(prefix), rangeEnd: WireBytes(Self.rangeEnd(of: prefix)),
             limit: limit.map(WireInt64.init))
-        let answer = try await call("/v3/kv/range", request, as: Wire.RangeResponse.self)
+        let answer = try call("/v3/kv/range", request, as: Wire.RangeResponse.self)
         return EtcdRange(
             keyValues: (answer.kvs ?? []).map(EtcdKeyValue.init(wire:)), revision: answer.header.revision.value)
     }
 
     /// The key `key`, or `nil` when it is absent.
     ///
-    /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses; `CancellationError`.
-    package func get(_ key: [UInt8]) async throws -> EtcdKeyValue? {
-        try await read(key).keyValue
+    /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses.
+    package func get(_ key: [UInt8]) throws -> EtcdKeyValue? {
+        try read(key).keyValue
     }
 
     /// The key `key` (`nil` when it is absent), and the cluster's revision it was read at: a change of the key
     /// with a later revision is newer than what was read.
     ///
-    /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses; `CancellationError`.
-    package func read(_ key: [UInt8]) async throws -> (keyValue: EtcdKeyValue?, revision: Int64) {
-        let answer = try await call("/v3/kv/range", Wire.RangeRequest(key: WireBytes(key)), as: Wire.RangeResponse.self)
+    /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses.
+    package func read(_ key: [UInt8]) throws -> (keyValue: EtcdKeyValue?, revision: Int64) {
+        let answer = try call("/v3/kv/range", Wire.RangeRequest(key: WireBytes(key)), as: Wire.RangeResponse.self)
         return (answer.kvs?.first.map(EtcdKeyValue.init(wire:)), answer.header.revision.value)
     }
 
     /// Sets `key` to `value`; returns the revision of the change. It returns once etcd committed the change.
     ///
-    /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses; `CancellationError`.
+    /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses.
     @discardableResult
-    package func put(_ key: [UInt8], _ value: [UInt8]) async throws -> Int64 {
+    package func put(_ key: [UInt8], _ value: [UInt8]) throws -> Int64 {
         let request = Wire.PutRequest(key: WireBytes(key), value: WireBytes(value))
-        return try await call("/v3/kv/put", request, as: Wire.HeaderResponse.self).header.revision.value
+        return try call("/v3/kv/put", request, as: Wire.HeaderResponse.self).header.revision.value
     }
 
     /// Removes `key`; returns how many keys were removed (0 or 1) and the cluster's revision after it.
     ///
-    /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses; `CancellationError`.
+    /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses.
     @discardableResult
-    package func delete(_ key: [UInt8]) async throws -> (deleted: Int64, revision: Int64) {
+    package func delete(_ key: [UInt8]) throws -> (deleted: Int64, revision: Int64) {
         let request = Wire.DeleteRangeRequest(key: WireBytes(key))
-        let answer = try await call("/v3/kv/deleterange", request, as: Wire.DeleteRangeResponse.self)
+        let answer = try call("/v3/kv/deleterange", request, as: Wire.DeleteRangeResponse.self)
         return (answer.deleted?.value ?? 0, answer.header.revision.value)
     }
 
     /// Applies `operations` in one revision if every compare holds, else nothing; says which.
     ///
     /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses (for example a key changed twice in one
-    ///   transaction: "duplicate key given in txn request"); `CancellationError`.
-    package func transaction(compares: [EtcdCompare], operations: [EtcdOperation]) async throws
+    ///   transaction: "duplicate key given in txn request").
+    package func transaction(compares: [EtcdCompare], operations: [EtcdOperation]) throws
         -> EtcdTransactionResult
     {
         let request = Wire.TxnRequest(
@@ -126,9 +128,45 @@ extension EtcdClient {
                     Wire.RequestOp(requestDeleteRange: Wire.DeleteRangeRequest(key: WireBytes(key)))
                 }
             })
-        let answer = try await call("/v3/kv/txn", request, as: Wire.TxnResponse.self)
+        let answer = try call("/v3/kv/txn", request, as: Wire.TxnResponse.self)
         // etcd's JSON leaves out a `false` (a default value), so a missing `succeeded` means the compares failed.
         return EtcdTransactionResult(succeeded: answer.succeeded ?? false, revision: answer.header.revision.value)
+    }
+
+    // The same calls for `async` callers: each waits without blocking its task's thread (see `Offload`).
+
+    /// ``range(prefix:limit:)``, for `async` callers.
+    package func range(prefix: [UInt8], limit: Int64? = nil) async throws -> EtcdRange {
+        try await Offload.run { try self.range(prefix: prefix, limit: limit) }
+    }
+
+    /// ``get(_:)``, for `async` callers.
+    package func get(_ key: [UInt8]) async throws -> EtcdKeyValue? {
+        try await Offload.run { try self.get(key) }
+    }
+
+    /// ``read(_:)``, for `async` callers.
+    package func read(_ key: [UInt8]) async throws -> (keyValue: EtcdKeyValue?, revision: Int64) {
+        try await Offload.run { try self.read(key) }
+    }
+
+    /// ``put(_:_:)``, for `async` callers.
+    @discardableResult
+    package func put(_ key: [UInt8], _ value: [UInt8]) async throws -> Int64 {
+        try await Offload.run { try self.put(key, value) }
+    }
+
+    /// ``delete(_:)``, for `async` callers.
+    @discardableResult
+    package func delete(_ key: [UInt8]) async throws -> (deleted: Int64, revision: Int64) {
+        try await Offload.run { try self.delete(key) }
+    }
+
+    /// ``transaction(compares:operations:)``, for `async` callers.
+    package func transaction(compares: [EtcdCompare], operations: [EtcdOperation]) async throws
+        -> EtcdTransactionResult
+    {
+        try await Offload.run { try self.transaction(compares: compares, operations: operations) }
     }
 
     /// The first key of the range of `prefix`: the prefix itself, or the byte 0 (the first key) when it is empty.

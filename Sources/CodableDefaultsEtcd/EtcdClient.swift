@@ -1,4 +1,5 @@
 import CodableDefaults
+import Dispatch
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -8,10 +9,13 @@ import Foundation
 /// A client of an etcd 3.4+ cluster, speaking its JSON gateway (`/v3/kv/*`, `/v3/watch`, `/v3/auth/*`) over
 /// HTTP or HTTPS with `URLSession`.
 ///
-/// The client is `Sendable`: call it from any task, concurrently. Every call is `async` and goes to one endpoint
-/// at a time: first the one that answered last, then, when that one does not answer (connection refused, timed
-/// out, host not found, connection lost, or etcd says it is unavailable, gRPC code 14, or gave up on the request
-/// under load, gRPC codes 1 and 4), the next ones in the order given. The endpoint that answered is remembered for the next call. A call that fails over after its
+/// The client is `Sendable`: call it from any thread or task, concurrently. Every call comes in two forms: one
+/// that blocks the calling thread until the answer (for the store's synchronous ``Storage`` methods) and an
+/// `async` one that waits without blocking its task's thread. A call goes to one endpoint at a time: first the
+/// one that answered last, then, when that one does not answer (connection refused, timed out, host not found,
+/// connection lost, or etcd says it is unavailable, gRPC code 14, or gave up on the request under load, gRPC
+/// codes 1 and 4), the next ones in the order given. The endpoint that answered is remembered for the next
+/// call. A call that fails over after its
 /// request was sent may be applied twice (a put writes the same value again; a transaction's compares then
 /// fail on its own first write, so the caller re-reads).
 ///
@@ -19,17 +23,19 @@ import Foundation
 /// sends the token in the `Authorization` header of every call; when etcd says the token is invalid (it
 /// expired, or the member restarted), the client authenticates again once and repeats the call.
 ///
-/// `https://` endpoints are checked against the system's trust store and spoken to with `URLSession`.
-/// `http://` endpoints' calls are spoken in HTTP/1.0 over a socket, and their watches with `URLSession`: on
-/// Linux, swift-corelibs-foundation's `URLSession` stops the process on an HTTP trailer (swift-corelibs-foundation
+/// `https://` endpoints are checked against the system's trust store and spoken to with `URLSession`. On Apple
+/// platforms so are `http://` endpoints: every call and the watch take that one path (App Transport Security
+/// applies to it alike; an `http://` endpoint needs an exception in the app's `Info.plist`). On Linux, `http://`
+/// endpoints' calls are spoken in HTTP/1.0 over a socket, and their watches with `URLSession`:
+/// swift-corelibs-foundation's `URLSession` stops the process on an HTTP trailer (swift-corelibs-foundation
 /// issue 5285), etcd 3.4's plain-HTTP gateway sends one with every error answer, and HTTP/1.0 answers have none.
 /// Over HTTPS etcd's error answers carry no trailer (etcd 3.4 puts that metadata in headers; later gateways send
 /// trailers only to a request that asks for them with `TE: trailers`, which `URLSession` does not send), so an
 /// error over HTTPS (a wrong password, a permission denied) is an ``EtcdError`` like any other: the tests check
 /// it against etcd 3.4 served over TLS.
 ///
-/// - Throws: Every call throws ``EtcdError`` (naming the endpoint and quoting etcd), or `CancellationError`
-///   when its task is cancelled.
+/// - Throws: Every call throws ``EtcdError`` (naming the endpoint and quoting etcd); an `async` call also
+///   `CancellationError` when its task was cancelled.
 package final class EtcdClient: Sendable {
     /// The endpoints, in the order given: `scheme://host:port` with no path.
     package let endpoints: [URL]
@@ -120,10 +126,12 @@ package final class EtcdClient: Sendable {
     // MARK: - Calls
 
     /// Posts `body` to `path` on the endpoints in failover order and decodes the answer of the first that answers.
-    func call<Answer: Decodable>(_ path: String, _ body: some Encodable, as _: Answer.Type) async throws -> Answer {
+    ///
+    /// Blocks the calling thread until the answer (see ``post(_:_:_:token:as:)``).
+    func call<Answer: Decodable>(_ path: String, _ body: some Encodable, as _: Answer.Type) throws -> Answer {
         let data = try Wire.encode(body)
-        return try await withFailover { endpoint in
-            try await self.authenticatedPost(endpoint, path, data, as: Answer.self)
+        return try withFailover { endpoint in
+            try self.authenticatedPost(endpoint, path, data, as: Answer.self)
         }
     }
 
@@ -131,42 +139,72 @@ package final class EtcdClient: Sendable {
     /// result. An ``EtcdError`` saying the endpoint did not answer moves on to the next; any other error is thrown.
     ///
     /// - Throws: ``EtcdError/Code/unreachable`` listing every endpoint's failure when none answered.
-    func withFailover<Result>(_ attempt: (URL) async throws -> Result) async throws -> Result {
-        let first = state.withLock { $0.preferred }
+    func withFailover<Result>(_ attempt: (URL) throws -> Result) throws -> Result {
         var failures: [EtcdError.EndpointFailure] = []
-        for step in 0..<endpoints.count {
-            let index = (first + step) % endpoints.count
-            let endpoint = endpoints[index]
+        for index in failoverOrder() {
             do {
-                let result = try await attempt(endpoint)
-                state.withLock { $0.preferred = index }
-                return result
+                return answered(index, try attempt(endpoints[index]))
             } catch let error as EtcdError where error.isEndpointDown {
-                failures.append(.init(endpoint: endpoint.absoluteString, reason: error.message))
+                failures.append(.init(endpoint: endpoints[index].absoluteString, reason: error.message))
             }
         }
-        throw EtcdError(.unreachable, message: "tried \(endpoints.count) endpoints", failures: failures)
+        throw Self.noneAnswered(failures)
+    }
+
+    /// ``withFailover(_:)`` for an attempt that is `async` (a watch).
+    func withFailover<Result>(_ attempt: (URL) async throws -> Result) async throws -> Result {
+        var failures: [EtcdError.EndpointFailure] = []
+        for index in failoverOrder() {
+            do {
+                return answered(index, try await attempt(endpoints[index]))
+            } catch let error as EtcdError where error.isEndpointDown {
+                failures.append(.init(endpoint: endpoints[index].absoluteString, reason: error.message))
+            }
+        }
+        throw Self.noneAnswered(failures)
+    }
+
+    /// The indexes of `endpoints` in the order a call tries them: the one that answered last first.
+    private func failoverOrder() -> [Int] {
+        let first = state.withLock { $0.preferred }
+        return (0..<endpoints.count).map { (first + $0) % endpoints.count }
+    }
+
+    /// Remembers the endpoint at `index` as the one that answered; returns `result`.
+    private func answered<Result>(_ index: Int, _ result: Result) -> Result {
+        state.withLock { $0.preferred = index }
+        return result
+    }
+
+    /// The error of a call that no endpoint answered.
+    private static func noneAnswered(_ failures: [EtcdError.EndpointFailure]) -> EtcdError {
+        EtcdError(.unreachable, message: "tried \(failures.count) endpoints", failures: failures)
     }
 
     /// Posts to one endpoint with the current token (authenticating first when there is none), and once more
     /// with a new token when etcd says the token is invalid.
     private func authenticatedPost<Answer: Decodable>(
         _ endpoint: URL, _ path: String, _ body: Data, as _: Answer.Type
-    ) async throws -> Answer {
-        let token = try await currentToken(at: endpoint)
+    ) throws -> Answer {
+        let token = try currentToken(at: endpoint)
         do {
-            return try await post(endpoint, path, body, token: token, as: Answer.self)
+            return try post(endpoint, path, body, token: token, as: Answer.self)
         } catch let error as EtcdError where token != nil && error.isInvalidToken {
-            let renewed = try await authenticate(at: endpoint)
-            return try await post(endpoint, path, body, token: renewed, as: Answer.self)
+            let renewed = try authenticate(at: endpoint)
+            return try post(endpoint, path, body, token: renewed, as: Answer.self)
         }
     }
 
     /// The token to send: `nil` without credentials; the one in hand; or a new one from `endpoint`.
-    func currentToken(at endpoint: URL) async throws -> String? {
+    func currentToken(at endpoint: URL) throws -> String? {
         guard credentials != nil else { return nil }
         if let token = state.withLock({ $0.token }) { return token }
-        return try await authenticate(at: endpoint)
+        return try authenticate(at: endpoint)
+    }
+
+    /// ``currentToken(at:)``, waited for without blocking the calling task's thread (see ``Offload``).
+    func currentToken(at endpoint: URL) async throws -> String? {
+        try await Offload.run { try self.currentToken(at: endpoint) }
     }
 
     /// Authenticates at `endpoint`, keeps the token for later calls and returns it.
@@ -174,13 +212,12 @@ package final class EtcdClient: Sendable {
     /// - Throws: ``EtcdError/Code/authenticationFailed`` with etcd's message when etcd refuses (a wrong password,
     ///   an unknown user, authentication not enabled); ``EtcdError`` naming the endpoint when it does not answer.
     @discardableResult
-    func authenticate(at endpoint: URL) async throws -> String? {
+    func authenticate(at endpoint: URL) throws -> String? {
         guard let credentials else { return nil }
         let body = try Wire.encode(Wire.AuthenticateRequest(name: credentials.user, password: credentials.password))
         let answer: Wire.AuthenticateResponse
         do {
-            answer = try await post(
-                endpoint, "/v3/auth/authenticate", body, token: nil, as: Wire.AuthenticateResponse.self)
+            answer = try post(endpoint, "/v3/auth/authenticate", body, token: nil, as: Wire.AuthenticateResponse.self)
         } catch var error as EtcdError where error.code == .server {
             error.code = .authenticationFailed
             throw error
@@ -193,39 +230,69 @@ package final class EtcdClient: Sendable {
         return token
     }
 
+    /// ``authenticate(at:)``, waited for without blocking the calling task's thread (see ``Offload``).
+    @discardableResult
+    func authenticate(at endpoint: URL) async throws -> String? {
+        try await Offload.run { try self.authenticate(at: endpoint) }
+    }
+
     /// One POST to one endpoint: the answer decoded, or etcd's error as an ``EtcdError``.
     ///
-    /// `http://` endpoints are spoken to in HTTP/1.0 over a socket (``PlainHTTP`` says why not URLSession);
-    /// `https://` ones with URLSession.
+    /// Blocks the calling thread until the answer or `requestTimeout`, and needs no other thread that a caller
+    /// might hold: so the store's synchronous calls are safe from any thread, Swift's cooperative pool included.
+    /// On Linux `http://` endpoints are spoken to in HTTP/1.0 over a socket on the calling thread (``PlainHTTP``
+    /// says why not URLSession). `https://` ones, and on Apple platforms every endpoint, go through URLSession,
+    /// whose answer arrives on the session's own delegate queue: so on Apple platforms every call and the watch
+    /// take one path, which App Transport Security governs (an `http://` endpoint needs an exception in the app's
+    /// `Info.plist`), and which watchOS allows (it refuses plain sockets to most apps).
     private func post<Answer: Decodable>(
         _ endpoint: URL, _ path: String, _ body: Data, token: String?, as _: Answer.Type
-    ) async throws -> Answer {
-        let data: Data
-        let status: Int
-        if endpoint.scheme == "http", let host = endpoint.host {
-            var headers = [("Content-Type", "application/json")]
-            if let token { headers.append(("Authorization", token)) }
-            let answer = try await PlainHTTP.post(
-                host: host, port: endpoint.port ?? 80, path: path, body: body, headers: headers,
-                timeout: requestTimeout, endpoint: endpoint.absoluteString)
-            (data, status) = (answer.body, answer.status)
-        } else {
-            let request = makeRequest(endpoint, path, body, token: token, timeout: requestTimeout)
-            let response: URLResponse
-            do {
-                (data, response) = try await session.data(for: request)
-            } catch {
-                if Task.isCancelled { throw CancellationError() }
-                throw EtcdError.connection(error, endpoint: endpoint)
-            }
-            status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        }
-        if Task.isCancelled { throw CancellationError() }
+    ) throws -> Answer {
+        let (data, status) = try exchange(endpoint, path, body, token: token)
         guard status == 200 else { throw EtcdError.answer(data, status: status, endpoint: endpoint, path: path) }
         do {
             return try Wire.decoder().decode(Answer.self, from: data)
         } catch {
             throw EtcdError.undecodable(data, path: path, endpoint: endpoint, error: error)
+        }
+    }
+
+    /// Sends one POST to `endpoint` and waits for its answer: the body and the HTTP status.
+    private func exchange(_ endpoint: URL, _ path: String, _ body: Data, token: String?) throws -> (Data, Int) {
+        #if !canImport(Darwin)
+            if endpoint.scheme == "http", let host = endpoint.host {
+                var headers = [("Content-Type", "application/json")]
+                if let token { headers.append(("Authorization", token)) }
+                let answer = try PlainHTTP.post(
+                    host: host, port: endpoint.port ?? 80, path: path, body: body, headers: headers,
+                    timeout: requestTimeout, endpoint: endpoint.absoluteString)
+                return (answer.body, answer.status)
+            }
+        #endif
+        let request = makeRequest(endpoint, path, body, token: token, timeout: requestTimeout)
+        let outcome = Locked<Result<(Data, Int), any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        // The session calls back on its own delegate queue and always calls back: with the answer, or with an
+        // error once the request's timeout has passed.
+        session.dataTask(with: request) { data, response, error in
+            let result: Result<(Data, Int), any Error>
+            if let error {
+                result = .failure(error)
+            } else {
+                result = .success((data ?? Data(), (response as? HTTPURLResponse)?.statusCode ?? 0))
+            }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }.resume()
+        done.wait()
+        // The completion handler set the outcome before signalling.
+        guard let result = outcome.withLock({ $0 }) else {
+            throw EtcdError(.badResponse, endpoint: endpoint.absoluteString, message: "\(path): no answer recorded")
+        }
+        do {
+            return try result.get()
+        } catch {
+            throw EtcdError.connection(error, endpoint: endpoint)
         }
     }
 

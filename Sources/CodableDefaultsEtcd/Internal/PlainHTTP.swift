@@ -16,9 +16,9 @@ import Foundation
 /// swift-corelibs-foundation issue 5285). A request in HTTP/1.0 gets no chunking and so no trailer: the answer
 /// is the status line, the headers, and the body up to the end of the connection.
 ///
-/// Blocking I/O, bounded by `timeout` from connect to the end of the answer, on a thread of its own (a serial
-/// queue per call, which libdispatch serves from its overcommitting threads): never one of the limited threads
-/// that Swift's cooperative pool and the global queues share, which callers waiting for the answer may hold.
+/// Blocking I/O on the calling thread, bounded by `timeout` from connect to the end of the answer; it needs no
+/// other thread, so a caller that holds one of the limited threads that Swift's cooperative pool and the global
+/// queues share cannot starve it.
 enum PlainHTTP {
     /// An answer: the HTTP status and the body.
     struct Answer {
@@ -33,19 +33,11 @@ enum PlainHTTP {
     static func post(
         host: String, port: Int, path: String, body: Data, headers: [(String, String)], timeout: TimeInterval,
         endpoint: String
-    ) async throws -> Answer {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue(label: "CodableDefaultsEtcd.socket").async {
-                do {
-                    let answer = try exchange(
-                        host: host, port: port, path: path, body: body, headers: headers, timeout: timeout)
-                    continuation.resume(returning: answer)
-                } catch let failure as Failure {
-                    continuation.resume(throwing: EtcdError(.unreachable, endpoint: endpoint, message: failure.reason))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
+    ) throws -> Answer {
+        do {
+            return try exchange(host: host, port: port, path: path, body: body, headers: headers, timeout: timeout)
+        } catch let failure as Failure {
+            throw EtcdError(.unreachable, endpoint: endpoint, message: failure.reason)
         }
     }
 
