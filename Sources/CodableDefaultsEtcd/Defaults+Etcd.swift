@@ -56,10 +56,12 @@ extension Defaults {
     ///   - saveMode: When changes made through this `Defaults` are written to etcd.
     ///   - username: The etcd user to authenticate as (etcd's authentication), or `nil` when it has none.
     ///   - password: The user's password.
-    ///   - options: Limits (value depth, key length); the file's policies (unreadable file, lock timeout, file
-    ///     size) and migrations do not apply.
+    ///   - options: Limits (value depth, key length; `maximumFileSize` bounds what one answer of etcd may take in
+    ///     memory: twice that, plus 1 MiB, for the base64 and JSON around the values); the file's policies
+    ///     (unreadable file, lock timeout) and migrations do not apply.
     ///   - onError: If not `nil`, becomes ``onError`` before the store opens.
     /// - Throws: ``DefaultsError``: `invalidArgument` for an endpoint that is not an `http(s)://` URL with a host
+    ///   (and a port in 1...65535 if it names one)
     ///   or an option out of range, `readFailed` quoting etcd when the prefix cannot be read (no endpoint
     ///   answers, the user name or password is refused).
     public convenience init(
@@ -86,7 +88,11 @@ extension Defaults {
     ) throws(DefaultsError) -> EtcdStorage {
         let client: EtcdClient
         do {
-            client = try EtcdClient(endpoints: endpoints.map(\.absoluteString), user: username, password: password)
+            // An answer holds the prefix's keys and values in base64 (4 bytes for 3) within JSON: twice the size
+            // limit of a store file, and a margin, bound what one answer may take in memory.
+            client = try EtcdClient(
+                endpoints: endpoints.map(\.absoluteString), user: username, password: password,
+                maximumAnswerSize: 2 * options.maximumFileSize + (1 << 20))
         } catch {
             throw DefaultsError(.invalidArgument, "\(error)")
         }

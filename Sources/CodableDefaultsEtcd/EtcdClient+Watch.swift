@@ -107,7 +107,8 @@ extension EtcdClient {
         configuration.timeoutIntervalForResource = .infinity
         configuration.urlCache = nil
         let request = makeRequest(endpoint, "/v3/watch", body, token: token, timeout: watchIdleTimeout)
-        let connection = WatchConnection(request: request, endpoint: endpoint, configuration: configuration)
+        let connection = WatchConnection(
+            request: request, endpoint: endpoint, configuration: configuration, maximumMessageSize: maximumAnswerSize)
         var accepted = false
         do {
             try await withTaskCancellationHandler {

@@ -44,8 +44,11 @@ package final class EtcdClient: Sendable {
     /// How long a watch's connection may stay silent before it is dropped as dead (longer than etcd's
     /// progress-notification interval, 10 minutes by default).
     package let watchIdleTimeout: TimeInterval
+    /// The most bytes an answer may take (its body); a larger one is refused with ``EtcdError/Code/badResponse``.
+    package let maximumAnswerSize: Int
     private let credentials: Credentials?
     private let session: URLSession
+    private let answers: BoundedAnswers
     private let state = Locked(State())
 
     /// A user name and password of etcd's authentication.
@@ -73,11 +76,13 @@ package final class EtcdClient: Sendable {
     ///     next endpoint.
     ///   - watchIdleTimeout: Seconds a watch's connection may stay without a message before the watch ends as
     ///     disconnected (keep it above etcd's progress-notification interval, 10 minutes by default).
+    ///   - maximumAnswerSize: The most bytes one answer, or one message of a watch, may take: the client never
+    ///     holds more for one call, whatever a server sends.
     /// - Throws: ``EtcdError`` with ``EtcdError/Code/invalidEndpoint`` when `endpoints` is empty or one is not an
-    ///   `http(s)://` URL with a host.
+    ///   `http(s)://` URL with a host and, if it names one, a port in 1...65535.
     package init(
         endpoints: [String], user: String? = nil, password: String? = nil, requestTimeout: TimeInterval = 5,
-        watchIdleTimeout: TimeInterval = 900
+        watchIdleTimeout: TimeInterval = 900, maximumAnswerSize: Int = 256 << 20
     ) throws(EtcdError) {
         guard !endpoints.isEmpty else { throw EtcdError(.invalidEndpoint, message: "no endpoint given") }
         var urls: [URL] = []
@@ -88,6 +93,11 @@ package final class EtcdClient: Sendable {
             else {
                 throw EtcdError(
                     .invalidEndpoint, endpoint: text, message: "expected http://host:port or https://host:port")
+            }
+            // A port out of range must never reach a socket, which would take it modulo 65536 (and send the
+            // credentials to another port).
+            if let port = url.port, !(1...65535).contains(port) {
+                throw EtcdError(.invalidEndpoint, endpoint: text, message: "the port \(port) is not in 1...65535")
             }
             var components = URLComponents()
             components.scheme = scheme
@@ -107,7 +117,11 @@ package final class EtcdClient: Sendable {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         configuration.httpShouldSetCookies = false
-        session = URLSession(configuration: configuration)
+        self.maximumAnswerSize = maximumAnswerSize
+        answers = BoundedAnswers(limit: maximumAnswerSize)
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        session = URLSession(configuration: configuration, delegate: answers, delegateQueue: queue)
     }
 
     deinit {
@@ -265,32 +279,31 @@ package final class EtcdClient: Sendable {
                 if let token { headers.append(("Authorization", token)) }
                 let answer = try PlainHTTP.post(
                     host: host, port: endpoint.port ?? 80, path: path, body: body, headers: headers,
-                    timeout: requestTimeout, endpoint: endpoint.absoluteString)
+                    timeout: requestTimeout, maximumAnswerSize: maximumAnswerSize, endpoint: endpoint.absoluteString)
                 return (answer.body, answer.status)
             }
         #endif
         let request = makeRequest(endpoint, path, body, token: token, timeout: requestTimeout)
-        let outcome = Locked<Result<(Data, Int), any Error>?>(nil)
+        let outcome = Locked<BoundedAnswers.Outcome?>(nil)
         let done = DispatchSemaphore(value: 0)
         // The session calls back on its own delegate queue and always calls back: with the answer, or with an
         // error once the request's timeout has passed.
-        session.dataTask(with: request) { data, response, error in
-            let result: Result<(Data, Int), any Error>
-            if let error {
-                result = .failure(error)
-            } else {
-                result = .success((data ?? Data(), (response as? HTTPURLResponse)?.statusCode ?? 0))
-            }
+        answers.start(session.dataTask(with: request)) { result in
             outcome.withLock { $0 = result }
             done.signal()
-        }.resume()
+        }
         done.wait()
-        // The completion handler set the outcome before signalling.
+        // The delegate set the outcome before signalling.
         guard let result = outcome.withLock({ $0 }) else {
             throw EtcdError(.badResponse, endpoint: endpoint.absoluteString, message: "\(path): no answer recorded")
         }
         do {
-            return try result.get()
+            let answer = try result.get()
+            return (answer.body, answer.status)
+        } catch let error as BoundedAnswers.TooLarge {
+            throw EtcdError(
+                .badResponse, endpoint: endpoint.absoluteString,
+                message: "\(path): the answer is over \(error.limit) bytes, more than etcd sends")
         } catch {
             throw EtcdError.connection(error, endpoint: endpoint)
         }

@@ -32,32 +32,30 @@ enum PlainHTTP {
     ///   lost) naming `endpoint`.
     static func post(
         host: String, port: Int, path: String, body: Data, headers: [(String, String)], timeout: TimeInterval,
-        endpoint: String
+        maximumAnswerSize: Int, endpoint: String
     ) throws -> Answer {
         do {
-            return try exchange(host: host, port: port, path: path, body: body, headers: headers, timeout: timeout)
+            let deadline = Date().addingTimeInterval(timeout)
+            let socket = try openConnection(host: host, port: port, deadline: deadline)
+            defer { close(socket) }
+            var head = "POST \(path) HTTP/1.0\r\nHost: \(host):\(port)\r\nContent-Length: \(body.count)\r\n"
+            for (name, value) in headers { head += "\(name): \(value)\r\n" }
+            head += "\r\n"
+            try sendAll(Data(head.utf8) + body, on: socket, deadline: deadline)
+            return try parse(try receiveAll(on: socket, deadline: deadline, limit: maximumAnswerSize))
         } catch let failure as Failure {
-            throw EtcdError(.unreachable, endpoint: endpoint, message: failure.reason)
+            throw EtcdError(failure.code, endpoint: endpoint, message: failure.reason)
         }
     }
 
-    /// Why the exchange failed, in words.
+    /// The most bytes the status line and headers of an answer may take.
+    static let maximumHeadSize = 64 << 10
+
+    /// Why the exchange failed, in words: the endpoint did not answer (``EtcdError/Code/unreachable``, the
+    /// next endpoint is tried), or answered what no etcd sends (``EtcdError/Code/badResponse``).
     struct Failure: Error {
         var reason: String
-    }
-
-    private static func exchange(
-        host: String, port: Int, path: String, body: Data, headers: [(String, String)], timeout: TimeInterval
-    ) throws -> Answer {
-        let deadline = Date().addingTimeInterval(timeout)
-        let socket = try openConnection(host: host, port: port, deadline: deadline)
-        defer { close(socket) }
-        var head = "POST \(path) HTTP/1.0\r\nHost: \(host):\(port)\r\nContent-Length: \(body.count)\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        head += "\r\n"
-        try sendAll(Data(head.utf8) + body, on: socket, deadline: deadline)
-        let raw = try receiveAll(on: socket, deadline: deadline)
-        return try parse(raw)
+        var code = EtcdError.Code.unreachable
     }
 
     /// A connected socket to the first address of `host:port` that accepts.
@@ -135,9 +133,12 @@ enum PlainHTTP {
         }
     }
 
-    private static func receiveAll(on socket: Int32, deadline: Date) throws -> Data {
+    /// The whole answer, up to the end of the connection: at most `limit` bytes, of which at most
+    /// ``maximumHeadSize`` before the blank line that ends the headers.
+    private static func receiveAll(on socket: Int32, deadline: Date, limit: Int) throws -> Data {
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var headIsWhole = false
         while true {
             guard try wait(socket, for: Int16(POLLIN), deadline: deadline) else {
                 throw Failure(reason: "timed out waiting for the answer")
@@ -149,6 +150,17 @@ enum PlainHTTP {
                 throw Failure(reason: "connection lost reading the answer (\(describe(errno)))")
             }
             data.append(contentsOf: chunk[..<count])
+            guard data.count <= limit else {
+                throw Failure(reason: "the answer is over \(limit) bytes, more than etcd sends", code: .badResponse)
+            }
+            if !headIsWhole {
+                headIsWhole = data.firstRange(of: Data("\r\n\r\n".utf8)) != nil
+                guard headIsWhole || data.count <= maximumHeadSize else {
+                    throw Failure(
+                        reason: "the answer's headers are over \(maximumHeadSize) bytes, more than etcd sends",
+                        code: .badResponse)
+                }
+            }
         }
     }
 

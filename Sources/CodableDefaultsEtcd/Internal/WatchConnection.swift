@@ -18,15 +18,18 @@ final class WatchConnection: NSObject, URLSessionDataDelegate, @unchecked Sendab
     let messages: AsyncThrowingStream<Wire.WatchMessage, any Error>
     private let continuation: AsyncThrowingStream<Wire.WatchMessage, any Error>.Continuation
     private let endpoint: URL
+    private let maximumMessageSize: Int
     private let decoder = Wire.decoder()
     private var task: URLSessionDataTask?
     private var status = 0
     private var pending = Data()
 
-    /// Starts the request.
-    init(request: URLRequest, endpoint: URL, configuration: URLSessionConfiguration) {
+    /// Starts the request. A message (or an error answer) over `maximumMessageSize` bytes ends the watch with
+    /// ``EtcdError/Code/badResponse`` instead of growing without bound.
+    init(request: URLRequest, endpoint: URL, configuration: URLSessionConfiguration, maximumMessageSize: Int) {
         (messages, continuation) = AsyncThrowingStream.makeStream(of: Wire.WatchMessage.self)
         self.endpoint = endpoint
+        self.maximumMessageSize = maximumMessageSize
         super.init()
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
@@ -55,6 +58,14 @@ final class WatchConnection: NSObject, URLSessionDataDelegate, @unchecked Sendab
             let line = pending[pending.startIndex..<newline]
             pending.removeSubrange(pending.startIndex...newline)
             deliver(line)
+        }
+        if pending.count > maximumMessageSize {
+            continuation.finish(
+                throwing: EtcdError(
+                    .badResponse, endpoint: endpoint.absoluteString,
+                    message: "/v3/watch: a message is over \(maximumMessageSize) bytes, more than etcd sends"))
+            pending = Data()
+            dataTask.cancel()
         }
     }
 

@@ -1,0 +1,78 @@
+import CodableDefaults
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The delegate of the client's `URLSession`: collects each call's answer, and cancels a call whose answer
+/// grows past the limit instead of holding it all in memory.
+///
+/// The session calls it on its own serial delegate queue; what it keeps per call is `Locked`, so ``start(_:then:)``
+/// may be called from any thread.
+final class BoundedAnswers: NSObject, URLSessionDataDelegate, Sendable {
+    /// A call's answer: the body and the HTTP status; or why it failed.
+    typealias Outcome = Result<(body: Data, status: Int), any Error>
+
+    /// An answer larger than the limit; the call was cancelled.
+    struct TooLarge: Error {
+        var limit: Int
+    }
+
+    /// What arrived for one call so far, and whom to tell at its end.
+    private struct Call {
+        var body = Data()
+        var status = 0
+        var tooLarge = false
+        let done: @Sendable (Outcome) -> Void
+    }
+
+    /// The most bytes one answer's body may take.
+    let limit: Int
+    private let calls = Locked<[Int: Call]>([:])
+
+    /// A delegate that refuses answers over `limit` bytes.
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Starts `task`; `done` gets its outcome once, on the session's delegate queue.
+    func start(_ task: URLSessionDataTask, then done: @escaping @Sendable (Outcome) -> Void) {
+        calls.withLock { $0[task.taskIdentifier] = Call(done: done) }
+        task.resume()
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let tooLarge = response.expectedContentLength > Int64(limit)
+        calls.withLock { calls in
+            calls[dataTask.taskIdentifier]?.status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            calls[dataTask.taskIdentifier]?.tooLarge = tooLarge
+        }
+        completionHandler(tooLarge ? .cancel : .allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let tooLarge = calls.withLock { calls -> Bool in
+            guard var call = calls[dataTask.taskIdentifier] else { return false }
+            call.tooLarge = call.tooLarge || call.body.count + data.count > limit
+            if !call.tooLarge { call.body.append(data) }
+            calls[dataTask.taskIdentifier] = call
+            return call.tooLarge
+        }
+        if tooLarge { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let call = calls.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if call.tooLarge {
+            call.done(.failure(TooLarge(limit: limit)))
+        } else if let error {
+            call.done(.failure(error))
+        } else {
+            call.done(.success((call.body, call.status)))
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import CodableDefaults
+import CodableDefaultsEtcd
+import Foundation
+import Testing
+
+/// What the etcd client refuses before or while it talks to an endpoint: an endpoint whose port is out of
+/// range (never connected to, so no password goes to the port it would wrap to), and an answer larger than
+/// any etcd sends (never held whole in memory). These need no etcd: fake servers stand in.
+@Suite struct EtcdEndpointLimitTests {
+    /// A fake server whose port, plus 65536, is a port number out of range that a socket would wrap to it.
+    @Test func aPortOutOfRangeIsRefusedBeforeAnyConnection() async throws {
+        let server = try TestTCPServer(.answer(Array("HTTP/1.0 200 OK\r\n\r\n{}".utf8)))
+        for endpoint in ["http://127.0.0.1:\(server.port + 65536)", "http://127.0.0.1:0", "https://h:70000"] {
+            let error = #expect(throws: EtcdError.self) { try EtcdClient(endpoints: [endpoint]) }
+            #expect(error?.code == .invalidEndpoint)
+            #expect(error?.description.contains("not in 1...65535") == true)
+
+            let opening = await #expect(throws: DefaultsError.self) {
+                try await Defaults(
+                    etcd: [try #require(URL(string: endpoint))], prefix: "p/", username: "app", password: "pw")
+            }
+            #expect(opening?.code == .invalidArgument)
+        }
+        #expect(server.requests.isEmpty)
+    }
+
+    /// The answer's body is larger than the client's limit: refused, naming the endpoint, and not taken as the
+    /// endpoint being down (no other endpoint would answer better).
+    @Test func anAnswerOverTheLimitIsAnErrorNamingTheEndpoint() async throws {
+        let body = "{\"header\":{\"revision\":\"1\"},\"kvs\":[]}" + String(repeating: " ", count: 300_000)
+        let server = try TestTCPServer(.answer(Array("HTTP/1.0 200 OK\r\n\r\n\(body)".utf8)))
+        let client = try EtcdClient(endpoints: [server.url], maximumAnswerSize: 100_000)
+        let error = await #expect(throws: EtcdError.self) { try await client.range(prefix: Array("p/".utf8)) }
+        #expect(error?.code == .badResponse)
+        #expect(error?.endpoint == server.url)
+        #expect(error?.description.contains("over 100000 bytes") == true)
+
+        // The same answer under a limit it fits in is read.
+        let roomy = try EtcdClient(endpoints: [server.url], maximumAnswerSize: 400_000)
+        #expect(try await roomy.range(prefix: Array("p/".utf8)).keyValues.isEmpty)
+    }
+
+    /// Headers that never end (no blank line) are refused once they pass 64 KiB, whatever the answer's limit.
+    @Test func headersThatNeverEndAreRefused() async throws {
+        let head = "HTTP/1.0 200 OK\r\n" + String(repeating: "X-Filler: 0123456789\r\n", count: 5_000)
+        let server = try TestTCPServer(.answer(Array(head.utf8)))
+        let client = try EtcdClient(endpoints: [server.url])
+        let error = await #expect(throws: EtcdError.self) { try await client.range(prefix: Array("p/".utf8)) }
+        #expect(error?.code == .badResponse)
+        #expect(error?.description.contains("headers are over 65536 bytes") == true)
+    }
+}
