@@ -42,7 +42,7 @@ extension Defaults {
     public func modify<Value, Result>(_ key: Key<Value>, _ body: (inout Value) throws -> Result) throws -> Result {
         if let refusal = refusalIfAny(key.name) { throw refusal }
         let store = self.store
-        return try store.modify([key.name]) { fragments in
+        return try store.modify([key.name], secretNames: key.isSecret ? [key.name] : []) { fragments in
             let encoder = Codec.makeEncoder()
             func encode(_ value: Value) throws(DefaultsError) -> [UInt8]? {
                 key.isNil(value)

@@ -55,8 +55,8 @@ package final class EtcdStorage: Storage {
         var pending: [[UInt8]: Seen] = [:]
         /// A reload after a compaction that the store has not taken in (changes seen after it are applied to it).
         var snapshot: [[UInt8]: [UInt8]]?
-        /// The names whose value is not JSON, with the error reads of them throw.
-        var unreadable: [[UInt8]: DefaultsError] = [:]
+        /// The names whose value is not JSON, with where the text stops being JSON.
+        var unreadable: [[UInt8]: StorageValueError] = [:]
         /// A range read ahead of ``open(reporting:)`` (by the asynchronous initializer).
         var primed: EtcdRange?
         /// The watch's task, while it runs.
@@ -223,7 +223,7 @@ package final class EtcdStorage: Storage {
                         state.unreadable[bytes] = nil
                         return MemberChange(name, value)
                     case .failure(let error):
-                        state.unreadable[bytes] = unreadable(name, error)
+                        state.unreadable[bytes] = error
                         return MemberChange(name, nil)
                     }
                 }
@@ -373,8 +373,15 @@ package final class EtcdStorage: Storage {
 
     package func moveAsideUnreadable() throws(DefaultsError) -> (location: String, notice: DefaultsError)? { nil }
 
-    package func unreadableValue(named name: String) -> DefaultsError? {
-        state.withLock { $0.unreadable[Array(name.utf8)] }
+    package func unreadableValue(named name: String, secret: Bool) -> DefaultsError? {
+        guard let error = state.withLock({ $0.unreadable[Array(name.utf8)] }) else { return nil }
+        // The parser's words may quote the text (the character where it stopped): left out for a secret.
+        let what = secret ? "details withheld: the value is secret" : error.message
+        return DefaultsError(
+            .decodingFailed,
+            "the value of the etcd key \"\(String(decoding: prefix, as: UTF8.self))\(name)\" is not JSON "
+                + "(\(what), at line \(error.line), column \(error.column) of the value); it is kept unchanged",
+            path: location, key: name)
     }
 
     // MARK: The watch
@@ -423,7 +430,7 @@ package final class EtcdStorage: Storage {
                     switch StorageValue.compact(event.value, maxDepth: maxDepth) {
                     case .success(let compact): value = compact
                     case .failure(let error):
-                        state.unreadable[name] = unreadable(String(decoding: name, as: UTF8.self), error)
+                        state.unreadable[name] = error
                     }
                 }
                 if state.snapshot != nil {
@@ -480,27 +487,20 @@ package final class EtcdStorage: Storage {
     }
 
     /// The members of `keyValues` whose values are JSON, and the errors of those whose values are not.
-    private func members(of keyValues: [EtcdKeyValue]) -> ([(name: String, value: [UInt8])], [[UInt8]: DefaultsError]) {
+    private func members(of keyValues: [EtcdKeyValue]) -> (
+        [(name: String, value: [UInt8])], [[UInt8]: StorageValueError]
+    ) {
         var members: [(name: String, value: [UInt8])] = []
-        var unreadable: [[UInt8]: DefaultsError] = [:]
+        var unreadable: [[UInt8]: StorageValueError] = [:]
         for kv in keyValues {
             guard let name = name(of: kv.key) else { continue }
             let text = String(decoding: name, as: UTF8.self)
             switch StorageValue.compact(kv.value, maxDepth: maxDepth) {
             case .success(let value): members.append((text, value))
-            case .failure(let error): unreadable[name] = self.unreadable(text, error)
+            case .failure(let error): unreadable[name] = error
             }
         }
         return (members, unreadable)
-    }
-
-    /// The error of reading `name`, whose value in etcd is not JSON.
-    private func unreadable(_ name: String, _ error: StorageValueError) -> DefaultsError {
-        DefaultsError(
-            .decodingFailed,
-            "the value of the etcd key \"\(String(decoding: prefix, as: UTF8.self))\(name)\" is not JSON "
-                + "(\(error.message), at line \(error.line), column \(error.column) of the value); it is kept unchanged",
-            path: location, key: name)
     }
 
     /// A ``DefaultsError`` of `code` saying `what`, quoting the etcd error.

@@ -241,7 +241,7 @@ struct EtcdDefaultsTests {
 
             // One written later, seen by the watch, is reported too.
             try await server.etcdctl(["put", "myservice/title", "{oops"])
-            #expect(try await eventually { storage.unreadableValue(named: "title") != nil })
+            #expect(try await eventually { storage.unreadableValue(named: "title", secret: false) != nil })
             let late = #expect(throws: DefaultsError.self) { try defaults.value(for: title) }
             #expect(late?.code == .decodingFailed)
             #expect(late?.key == "title")

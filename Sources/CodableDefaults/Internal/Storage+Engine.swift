@@ -3,7 +3,7 @@
 
 extension Storage {
     /// The file and memory engines hold only values the store wrote or validated: none is unreadable.
-    package func unreadableValue(named name: String) -> DefaultsError? { nil }
+    package func unreadableValue(named name: String, secret: Bool) -> DefaultsError? { nil }
 }
 
 extension MemberChange {

@@ -118,6 +118,7 @@ package protocol Storage: AnyObject, Sendable {
     /// so the store serves the default for it; a read that throws throws this error (`decodingFailed`). The
     /// engine keeps the member as it is until the store writes the name. Asked only when a read decodes a name
     /// with no stored value (never on a cached read); the file and memory engines have none (see
-    /// `Storage+Unreadable.swift`).
-    func unreadableValue(named name: String) -> DefaultsError?
+    /// `Storage+Engine.swift`). For a `secret` value (a secret key's) the error says where the text stops being
+    /// JSON (line and column) but quotes no part of it.
+    func unreadableValue(named name: String, secret: Bool) -> DefaultsError?
 }

@@ -48,7 +48,8 @@ extension Store {
 
     // MARK: Modify
 
-    /// One atomic read-modify-write of `names`, among every thread and handle of the process and (for a
+    /// One atomic read-modify-write of `names` (of which `secretNames` are secret: errors quote none of their
+    /// values), among every thread and handle of the process and (for a
     /// file) every process: under the save lock and the storage's lock, the store takes in what other writers
     /// stored, gives `body` each name's stored value (compact JSON, `nil` when nothing is stored; an unsaved
     /// local value counts, as it wins every merge), and writes the values `body` leaves that differ, durably,
@@ -58,11 +59,14 @@ extension Store {
     /// `body` runs on the calling thread without the state's lock: it may read the store. What needs the save
     /// lock (a save, a reload, a nested modify) is refused inside it with ``DefaultsError/Code-swift.struct/reentrantCall``.
     ///
-    /// - Throws: What `body` throws, or ``DefaultsError``: a stored value that does not encode, `body`
+    /// - Throws: What `body` throws, or ``DefaultsError``: a value the storage holds but cannot read (its
+    ///   `decodingFailed`, before `body` runs), a stored value that does not encode, `body`
     ///   changing the array's length, or the write's failure. Then nothing is written and the store's memory is
     ///   as before (except what other writers stored, taken in); `notDurable` alone means the values are
     ///   written and taken.
-    func modify<Result>(_ names: [String], _ body: (inout [[UInt8]?]) throws -> Result) throws -> Result {
+    func modify<Result>(
+        _ names: [String], secretNames: Set<String> = [], _ body: (inout [[UInt8]?]) throws -> Result
+    ) throws -> Result {
         try lockForStorage("modify")
         var changed = Set<MemberName>()
         var merged = Set<MemberName>()
@@ -74,7 +78,7 @@ extension Store {
             }
             let me = pthread_self()
             state.withLock { $0.modifyingThread = ModifyingThread(id: me) }
-            outcome = modifyHoldingLock(names, body, changed: &changed, merged: &merged)
+            outcome = modifyHoldingLock(names, secretNames, body, changed: &changed, merged: &merged)
         }
         merged.subtract(changed)
         if !merged.isEmpty {
@@ -87,7 +91,7 @@ extension Store {
 
     /// The body of ``modify(_:_:)``, with the save lock held.
     private func modifyHoldingLock<Result>(
-        _ names: [String], _ body: (inout [[UInt8]?]) throws -> Result,
+        _ names: [String], _ secretNames: Set<String>, _ body: (inout [[UInt8]?]) throws -> Result,
         changed: inout Set<MemberName>, merged: inout Set<MemberName>
     ) -> Swift.Result<Result, any Error> {
         var result: Swift.Result<Result, any Error>?
@@ -107,7 +111,15 @@ extension Store {
             }
             do {
                 var fragments = try current.map { (cell, _, stored) throws(DefaultsError) in
-                    try fragment(of: stored, name: cell.name)
+                    // A value the storage holds but could not read (an etcd key's text that is not JSON) is not
+                    // an absent value: the closure would write over it. It is refused, as a wrong-typed value is.
+                    if case .absent = stored,
+                        let unreadable = storage.unreadableValue(
+                            named: cell.name, secret: secretNames.contains(cell.name))
+                    {
+                        throw unreadable
+                    }
+                    return try fragment(of: stored, name: cell.name)
                 }
                 let old = fragments
                 result = .success(try body(&fragments))
