@@ -15,7 +15,10 @@ extension Defaults {
     /// - The value of ``directoryEnvironmentVariable`` when it is set and not empty;
     /// - on Linux, `$XDG_CONFIG_HOME/<app id>` (when `XDG_CONFIG_HOME` holds an absolute path), else
     ///   `~/.config/<app id>`;
-    /// - on Apple platforms, `Application Support/<app id>` in the user's domain.
+    /// - on Apple platforms, `Application Support/<app id>` in the user's domain: inside the app's container
+    ///   on iOS, tvOS, watchOS and visionOS and for a sandboxed Mac app
+    ///   (`~/Library/Containers/<bundle id>/Data/Library/Application Support/<app id>`), else
+    ///   `~/Library/Application Support/<app id>`.
     ///
     /// `<app id>` is the main bundle's identifier where there is one, else the executable's name.
     public static var standardDirectory: URL {
@@ -38,10 +41,14 @@ extension Defaults {
             return URL(fileURLWithPath: override, isDirectory: true)
         }
         #if canImport(Darwin)
+            // Every Apple platform has the user domain's Application Support directory (the app container's
+            // on iOS, tvOS, watchOS, visionOS and in the Mac sandbox). `homeDirectoryForCurrentUser` is
+            // macOS-only; `NSHomeDirectory()` (the container on those platforms) exists on all of them.
+            // Written against Apple's documentation; not compiled here (no Apple SDK on the Linux builder).
             let base =
                 FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
-                    "Library/Application Support")
+                ?? URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true).appendingPathComponent(
+                    "Library/Application Support", isDirectory: true)
         #else
             let base: URL
             if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
