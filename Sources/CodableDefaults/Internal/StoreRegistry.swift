@@ -51,8 +51,9 @@ enum StoreRegistry {
 
     /// What the registry holds, reachable only under its lock.
     private struct State {
-        /// By path, compared as bytes (see ``MemberName``): two files whose names differ only in Unicode
-        /// normalization are two files to the kernel, and get two stores.
+        /// By path (``key(for:)``), compared as bytes (see ``MemberName``): two files whose names differ only
+        /// in Unicode normalization are two files to most kernels, and get two stores; in a case-insensitive
+        /// directory the name is case-folded, so its spellings give one store.
         var entries: [MemberName: Entry] = [:]
         /// The load each waiting thread waits for, while it waits. A thread waits for one load at a time.
         var waits: [(thread: pthread_t, loading: Loading)] = []
@@ -75,7 +76,14 @@ enum StoreRegistry {
 
     private static let state = Locked(State())
 
-    /// The open store for `path`, or a new one made by `open` (called without the registry's lock).
+    /// The registry's key for the file at `path` (a canonical path): its spelling, case-folded where a
+    /// directory on the way is case-insensitive (see ``DurableFile/registryKey(forCanonicalPath:comparison:)``).
+    static func key(for path: String) -> MemberName {
+        MemberName(DurableFile.registryKey(forCanonicalPath: path))
+    }
+
+    /// The open store for `path`, or a new one made by `open` (called without the registry's lock). Spellings
+    /// of one file in a case-insensitive directory (`Settings.json`, `settings.json`) share one store.
     ///
     /// - Throws: What `open` throws, or `invalidArgument` when waiting for the load of `path` under way would
     ///   never end: `open` itself, on this thread, opens `path`, or the load's thread waits for a load that
@@ -83,9 +91,10 @@ enum StoreRegistry {
     static func store(
         for path: String, open: () throws(DefaultsError) -> Store
     ) throws(DefaultsError) -> Store {
+        let key = key(for: path)
         while true {
             let step: Step = state.withLock { state in
-                switch state.entries[MemberName(path)] {
+                switch state.entries[key] {
                 case .open(let weak)?:
                     if let store = weak.store { return .found(store) }
                 case .loading(let loading)?:
@@ -98,7 +107,7 @@ enum StoreRegistry {
                 }
                 let loading = Loading()
                 loading.done.enter()
-                state.entries[MemberName(path)] = .loading(loading)
+                state.entries[key] = .loading(loading)
                 return .load(loading)
             }
             switch step {
@@ -127,10 +136,10 @@ enum StoreRegistry {
                 do throws(DefaultsError) {
                     store = try open()
                 } catch {
-                    state.withLock { $0.entries[MemberName(path)] = nil }
+                    state.withLock { $0.entries[key] = nil }
                     throw error
                 }
-                state.withLock { register(store, for: path, in: &$0) }
+                state.withLock { register(store, for: key, in: &$0) }
                 return store
             }
         }
@@ -151,8 +160,8 @@ enum StoreRegistry {
     }
 
     /// Records a loaded store.
-    private static func register(_ store: Store, for path: String, in state: inout State) {
-        state.entries[MemberName(path)] = .open(WeakStore(store))
+    private static func register(_ store: Store, for key: MemberName, in state: inout State) {
+        state.entries[key] = .open(WeakStore(store))
         if state.entries.count > 64 {
             state.entries = state.entries.filter { _, entry in
                 if case .open(let weak) = entry { return weak.store != nil }
@@ -167,8 +176,9 @@ enum StoreRegistry {
 
     /// How many threads wait for the load of `path` under way (for tests); 0 when none is.
     static func waiterCount(for path: String) -> Int {
-        state.withLock { state in
-            if case .loading(let loading)? = state.entries[MemberName(path)] { return state.waiters(for: loading) }
+        let key = key(for: path)
+        return state.withLock { state in
+            if case .loading(let loading)? = state.entries[key] { return state.waiters(for: loading) }
             return 0
         }
     }
