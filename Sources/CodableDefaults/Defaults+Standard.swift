@@ -28,7 +28,8 @@ extension Defaults {
     ///   (`~/Library/Containers/<bundle id>/Data/Library/Application Support/<app id>`), else
     ///   `~/Library/Application Support/<app id>`.
     ///
-    /// `<app id>` is the main bundle's identifier where there is one, else the executable's name.
+    /// `<app id>` is the main bundle's identifier where there is one, else the executable's name. See
+    /// <doc:ApplePlatforms> for what the container means for an app and its extensions.
     public static var standardDirectory: URL {
         standardDirectory(
             environment: ProcessInfo.processInfo.environment, applicationIdentifier: applicationIdentifier)

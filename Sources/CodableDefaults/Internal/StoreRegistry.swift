@@ -139,7 +139,8 @@ enum StoreRegistry {
                     state.withLock { $0.entries[key] = nil }
                     throw error
                 }
-                state.withLock { register(store, for: key, in: &$0) }
+                let installHooks = state.withLock { register(store, for: key, in: &$0) }
+                if installHooks { installFlushHooks() }
                 return store
             }
         }
@@ -159,8 +160,10 @@ enum StoreRegistry {
         return false
     }
 
-    /// Records a loaded store.
-    private static func register(_ store: Store, for key: MemberName, in state: inout State) {
+    /// Records a loaded store; returns whether the hooks that flush every store at exit (and, on the mobile
+    /// platforms, when the app leaves the foreground) are still to be installed, which the caller does
+    /// outside the lock.
+    private static func register(_ store: Store, for key: MemberName, in state: inout State) -> Bool {
         state.entries[key] = .open(WeakStore(store))
         if state.entries.count > 64 {
             state.entries = state.entries.filter { _, entry in
@@ -168,10 +171,17 @@ enum StoreRegistry {
                 return true
             }
         }
-        if !state.exitHookInstalled {
-            state.exitHookInstalled = true
-            atexit { StoreRegistry.flushAll() }
-        }
+        guard !state.exitHookInstalled else { return false }
+        state.exitHookInstalled = true
+        return true
+    }
+
+    /// Flushes every open store at normal process exit, and where apps are suspended without exiting (iOS,
+    /// tvOS, visionOS, watchOS), when the app moves to the background or is about to terminate (see
+    /// ``AppLifecycle``). Called once, outside the registry's lock.
+    private static func installFlushHooks() {
+        atexit { StoreRegistry.flushAll() }
+        AppLifecycle.flushOnSuspension()
     }
 
     /// How many threads wait for the load of `path` under way (for tests); 0 when none is.
@@ -183,14 +193,20 @@ enum StoreRegistry {
         }
     }
 
-    /// Saves the unsaved changes of every open store, reporting failures to each store's error handler.
-    static func flushAll() {
-        let live: [Store] = state.withLock { state in
+    /// Saves the unsaved changes of every open store, durably, one store after another on the calling
+    /// thread, reporting each failure to its store's error handler (called outside the registry's lock).
+    /// When it returns, every change made before the call is on disk or reported, and no file lock is held.
+    ///
+    /// - Parameter included: Which stores to save (tests save only their own: the registry is the process's);
+    ///   every store when omitted. Called outside the lock.
+    static func flushAll(where included: (Store) -> Bool = { _ in true }) {
+        let open: [Store] = state.withLock { state in
             state.entries.values.compactMap { entry in
                 if case .open(let weak) = entry { return weak.store }
                 return nil
             }
         }
+        let live = open.filter(included)
         for store in live {
             do { try store.save() } catch { store.report(error) }
         }
