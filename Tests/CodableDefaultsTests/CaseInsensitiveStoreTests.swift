@@ -1,6 +1,9 @@
 import Foundation
 import Testing
 
+@testable import CodableDefaults
+@testable import CodableDefaultsTestSupport
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -8,9 +11,6 @@ import Testing
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-@testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// One store per file where a directory ignores case: the registry's key, with the directories' answers
 /// given by the test, and the system's answers for real directories.
@@ -175,7 +175,8 @@ final class CaseFoldMount {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+            let command = ([tool] + arguments).joined(separator: " ")
+            throw Failure(description: "\(command) exited with \(process.terminationStatus)")
         }
     }
 }

@@ -1,3 +1,7 @@
+import Testing
+
+@testable import CodableDefaults
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -5,9 +9,6 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Testing
-
-@testable import CodableDefaults
 
 /// The rule of Darwin's full flush (`F_FULLFSYNC`, then `fsync` only where the file system lacks it), run
 /// here with stand-ins for the two system calls.
