@@ -4,6 +4,14 @@
     import Foundation
 #endif
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 extension Defaults {
     /// The environment variable that moves the directory of ``standard`` and of suites (for tests and
     /// sandboxes): `CODABLE_DEFAULTS_DIRECTORY`. When set to a non-empty path, ``standardDirectory`` is that
@@ -15,9 +23,13 @@ extension Defaults {
     /// - The value of ``directoryEnvironmentVariable`` when it is set and not empty;
     /// - on Linux, `$XDG_CONFIG_HOME/<app id>` (when `XDG_CONFIG_HOME` holds an absolute path), else
     ///   `~/.config/<app id>`;
-    /// - on Apple platforms, `Application Support/<app id>` in the user's domain.
+    /// - on Apple platforms, `Application Support/<app id>` in the user's domain: inside the app's container
+    ///   on iOS, tvOS, watchOS and visionOS and for a sandboxed Mac app
+    ///   (`~/Library/Containers/<bundle id>/Data/Library/Application Support/<app id>`), else
+    ///   `~/Library/Application Support/<app id>`.
     ///
-    /// `<app id>` is the main bundle's identifier where there is one, else the executable's name.
+    /// `<app id>` is the main bundle's identifier where there is one, else the executable's name. See
+    /// <doc:ApplePlatforms> for what the container means for an app and its extensions.
     public static var standardDirectory: URL {
         standardDirectory(
             environment: ProcessInfo.processInfo.environment, applicationIdentifier: applicationIdentifier)
@@ -27,9 +39,43 @@ extension Defaults {
     /// store and suites (by the rules of ``standardDirectory``, in this process's environment). For tools
     /// that inspect another program's settings.
     ///
+    /// On macOS, when ``directoryEnvironmentVariable`` is not set and the sandbox container of `identifier`
+    /// exists (`~/Library/Containers/<identifier>`), the directory is the one that sandboxed app uses:
+    /// `~/Library/Containers/<identifier>/Data/Library/Application Support/<identifier>`. Otherwise it is
+    /// `~/Library/Application Support/<identifier>`, as for an app outside the sandbox. (A process that is
+    /// itself sandboxed cannot read another app's container.)
+    ///
     /// - Parameter identifier: The other program's bundle identifier or executable name.
     public static func standardDirectory(forApplication identifier: String) -> URL {
-        standardDirectory(environment: ProcessInfo.processInfo.environment, applicationIdentifier: identifier)
+        let environment = ProcessInfo.processInfo.environment
+        #if os(macOS)
+            // Not compiled here (no Apple SDK on the Linux builder); the rule itself is tested on Linux through
+            // `sandboxContainerDirectory(home:applicationIdentifier:isDirectory:)`.
+            if environment[directoryEnvironmentVariable]?.isEmpty ?? true,
+                let container = sandboxContainerDirectory(
+                    home: NSHomeDirectory(), applicationIdentifier: identifier, isDirectory: isDirectory)
+            {
+                return container
+            }
+        #endif
+        return standardDirectory(environment: environment, applicationIdentifier: identifier)
+    }
+
+    /// The standard directory of the sandboxed Mac app `identifier` in the home directory `home`, when its
+    /// container (`home/Library/Containers/<identifier>`) is a directory, else `nil`.
+    static func sandboxContainerDirectory(
+        home: String, applicationIdentifier identifier: String, isDirectory: (String) -> Bool
+    ) -> URL? {
+        let container = (home.hasSuffix("/") ? home : home + "/") + "Library/Containers/" + identifier
+        guard isDirectory(container) else { return nil }
+        return URL(fileURLWithPath: container, isDirectory: true).appendingPathComponent(
+            "Data/Library/Application Support/" + identifier, isDirectory: true)
+    }
+
+    /// Whether `path` names a directory (links followed).
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return SystemCalls.live.stat(path, &info) == 0 && Sys.isDirectory(info.st_mode)
     }
 
     /// ``standardDirectory`` for a given environment and application identifier.
@@ -38,10 +84,14 @@ extension Defaults {
             return URL(fileURLWithPath: override, isDirectory: true)
         }
         #if canImport(Darwin)
+            // Every Apple platform has the user domain's Application Support directory (the app container's
+            // on iOS, tvOS, watchOS, visionOS and in the Mac sandbox). `homeDirectoryForCurrentUser` is
+            // macOS-only; `NSHomeDirectory()` (the container on those platforms) exists on all of them.
+            // Written against Apple's documentation; not compiled here (no Apple SDK on the Linux builder).
             let base =
                 FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-                ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(
-                    "Library/Application Support")
+                ?? URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true).appendingPathComponent(
+                    "Library/Application Support", isDirectory: true)
         #else
             let base: URL
             if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {

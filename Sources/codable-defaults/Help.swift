@@ -342,7 +342,9 @@ enum Help {
                                  (comma-separated http(s)://host:port), in the etcd keys P + KEY; with
                                  --etcd-user NAME --etcd-password-file FILE, as the etcd user NAME
             An app's directory is $\(Defaults.directoryEnvironmentVariable) when set, else
-            $XDG_CONFIG_HOME/APP, else ~/.config/APP (this tool's own APP is codable-defaults).
+            $XDG_CONFIG_HOME/APP, else ~/.config/APP (this tool's own APP is codable-defaults); on macOS,
+            ~/Library/Containers/APP/Data/Library/Application Support/APP when the sandbox container of
+            the app APP (its bundle identifier) exists, else ~/Library/Application Support/APP.
             Paths are resolved as the kernel resolves them: with link -> real/sub, link/../s.json is
             real/s.json. FILE, KEY, VALUE and every other argument must be valid UTF-8: an argument that is
             not is a usage error (exit 2), never used with its bytes replaced.

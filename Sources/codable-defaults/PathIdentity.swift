@@ -23,16 +23,22 @@ enum PathIdentity: Equatable {
     init(path: String) {
         var info = stat()
         if stat(path, &info) == 0 {
-            self = .file(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            self = .file(device: Self.number(info.st_dev), inode: Self.number(info.st_ino))
             return
         }
         let slash = path.lastIndex(of: "/") ?? path.startIndex
         let directory = path[..<slash].isEmpty ? "/" : String(path[..<slash])
         let name = String(path[path.index(after: slash)...])
         if stat(directory, &info) == 0 {
-            self = .entry(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), name: name)
+            self = .entry(device: Self.number(info.st_dev), inode: Self.number(info.st_ino), name: name)
         } else {
             self = .unknown(path)
         }
+    }
+
+    /// A device or inode number as 64 bits, the library's conversion (`FileIdentity`): Darwin's `dev_t` is a
+    /// signed `Int32` and may be negative, which `UInt64(_:)` would trap on; its bits are what identify it.
+    static func number<Number: BinaryInteger>(_ value: Number) -> UInt64 {
+        UInt64(truncatingIfNeeded: value)
     }
 }

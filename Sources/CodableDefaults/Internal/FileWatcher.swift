@@ -11,9 +11,11 @@ import Dispatch
 /// Tells a store when its file may have been changed by someone else: another process's save, the
 /// command-line tool, a person editing, replacing (`mv`) or deleting and recreating it.
 ///
-/// It watches the file's directory, not the file (a watch on the file itself would die at the first
-/// rename): with inotify on Linux (one inotify descriptor for the whole process) and a `DispatchSource`
-/// on the directory on Apple platforms. Where that is impossible (the directory does not exist yet, the
+/// It watches the file's directory (a watch on the file alone would die at the first rename): with inotify
+/// on Linux (one inotify descriptor for the whole process, whose directory events include a write to a file
+/// in it), and on Apple platforms with a `DispatchSource` on the directory plus one on the file itself,
+/// renewed each time the name gets a new file (a directory source does not fire for a file rewritten in
+/// place). Where that is impossible (the directory does not exist yet, the
 /// system's watch limit is reached) it falls back to comparing the file's `stat` once a second, and keeps
 /// trying to upgrade. The callback only says "look again": the store compares the file's identity with the
 /// version it last read or wrote, so its own writes are not mistaken for outside changes.
@@ -255,48 +257,125 @@ protocol WatchRegistration: AnyObject, Sendable {
         }
     }
 #else
-    /// Directory events on Apple platforms: a `DispatchSource` on the directory's descriptor, which fires
-    /// when entries are added, removed or renamed. (An in-place rewrite of the file is caught by the
-    /// `stat` comparison the store makes on each event, and by the next rename.)
+    /// Directory and file events on Apple platforms: a `DispatchSource` on the directory's descriptor, which
+    /// fires when entries are added, removed or renamed (a save by rename, `mv`, a delete and recreate), and
+    /// one on the file's own descriptor, which fires when the file is written, extended, has its attributes
+    /// changed, or is deleted or renamed: so a file rewritten in place (truncated and written, appended to
+    /// with `>>`, saved in place by an editor), which does not touch the directory, is noticed too, as
+    /// inotify's `IN_CLOSE_WRITE` notices it on Linux.
+    ///
+    /// The file's source watches one inode: once that file is deleted or renamed (a save renames a new file
+    /// over it, and xnu's rename posts `NOTE_DELETE` to the file it replaces: `bsd/vfs/kpi_vfs.c`), the
+    /// source is cancelled and a new one is opened on whatever the name holds, at once and again at each
+    /// directory event (which is also how a file that did not exist yet gets its source).
+    ///
+    /// Written against Apple's headers and documentation (`O_EVTONLY` in <sys/fcntl.h>,
+    /// `DispatchSource.makeFileSystemObjectSource(fileDescriptor:eventMask:queue:)` and its `.write`,
+    /// `.extend`, `.attrib`, `.delete`, `.rename`, `.revoke` events, which are kqueue's `EVFILT_VNODE`
+    /// `NOTE_*` flags); not compiled or run here (no Apple SDK on the Linux builder).
     final class DirectoryEvents {
         /// What a registration is told.
         enum Event {
-            /// Something in the directory changed.
+            /// Something in the directory, or the file, changed.
             case changed
             /// The directory itself went away; the registration is dead.
             case directoryGone
         }
 
-        /// `@unchecked Sendable`: Dispatch does not mark its sources `Sendable`; `cancel()` is safe from any
-        /// thread, and is all that is done with the source after it is made.
-        private final class Registration: WatchRegistration, @unchecked Sendable {
-            let source: any DispatchSourceFileSystemObject
+        /// The events that end a source's watch: its inode is no longer (or no longer only) at its name.
+        /// (Computed: Dispatch does not mark `FileSystemEvent` `Sendable`, which a stored `static let` needs.)
+        private static var gone: DispatchSource.FileSystemEvent { [.delete, .rename, .revoke] }
 
-            init(source: any DispatchSourceFileSystemObject) {
-                self.source = source
+        /// `@unchecked Sendable`: Dispatch does not mark its sources `Sendable`; `cancel()` is safe from any
+        /// thread, the file's source is only reached under ``file``'s lock, and its events run on `queue`.
+        private final class Registration: WatchRegistration, @unchecked Sendable {
+            /// The file's source, and whether the registration was cancelled (then no new source is made).
+            struct FileWatch {
+                var source: (any DispatchSourceFileSystemObject)?
+                var cancelled = false
+            }
+
+            let path: String
+            let queue: DispatchQueue
+            let handler: @Sendable (Event) -> Void
+            var directory: (any DispatchSourceFileSystemObject)?
+            let file = Locked(FileWatch())
+
+            init(path: String, queue: DispatchQueue, handler: @escaping @Sendable (Event) -> Void) {
+                self.path = path
+                self.queue = queue
+                self.handler = handler
+            }
+
+            /// Opens a source on the file now at `path`, unless one is open or there is no file (then the
+            /// directory's source tells when one appears). Runs on `queue`, and once in `register`.
+            func watchFile() {
+                file.withLock { watch in
+                    guard !watch.cancelled, watch.source == nil else { return }
+                    let fd = open(path, O_EVTONLY | O_CLOEXEC)
+                    guard fd >= 0 else { return }
+                    let source = DispatchSource.makeFileSystemObjectSource(
+                        fileDescriptor: fd, eventMask: [.write, .extend, .attrib, .delete, .rename, .revoke],
+                        queue: queue)
+                    source.setEventHandler { [weak self, unowned source] in
+                        guard let self else { return }
+                        if !source.data.intersection(DirectoryEvents.gone).isEmpty {
+                            self.file.withLock { watch in
+                                if watch.source === source { watch.source = nil }
+                            }
+                            source.cancel()
+                            // A rename over the file leaves a new file at the name: watch it at once.
+                            self.watchFile()
+                        }
+                        self.handler(.changed)
+                    }
+                    source.setCancelHandler { close(fd) }
+                    source.resume()
+                    watch.source = source
+                }
+            }
+
+            deinit {
+                cancel()
             }
 
             func cancel() {
-                source.cancel()
+                directory?.cancel()
+                file.withLock { watch in
+                    watch.cancelled = true
+                    watch.source?.cancel()
+                    watch.source = nil
+                }
             }
         }
 
-        /// Registers for events about `directory`, or returns `nil` if it cannot be watched.
+        /// Registers for events about `directory` and, when `name` is not empty, the file `directory/name`;
+        /// returns `nil` if the directory cannot be watched.
         static func register(
             directory: String, name: String, queue: DispatchQueue, handler: @escaping @Sendable (Event) -> Void
         ) -> (any WatchRegistration)? {
             let fd = open(directory, O_EVTONLY | O_CLOEXEC)
             guard fd >= 0 else { return nil }
+            let registration = Registration(path: directory + "/" + name, queue: queue, handler: handler)
+            let watchesFile = !name.isEmpty
             let source = DispatchSource.makeFileSystemObjectSource(
                 fileDescriptor: fd, eventMask: [.write, .delete, .rename, .revoke], queue: queue)
-            source.setEventHandler { [unowned source] in
-                let gone = !source.data.intersection([.delete, .rename, .revoke]).isEmpty
+            source.setEventHandler { [weak registration, unowned source] in
+                let gone = !source.data.intersection(DirectoryEvents.gone).isEmpty
+                if gone {
+                    // Cancelled before the handler runs: the watcher drops the registration when told.
+                    registration?.cancel()
+                    source.cancel()
+                } else if watchesFile {
+                    registration?.watchFile()
+                }
                 handler(gone ? .directoryGone : .changed)
-                if gone { source.cancel() }
             }
             source.setCancelHandler { close(fd) }
+            registration.directory = source
             source.resume()
-            return Registration(source: source)
+            if watchesFile { registration.watchFile() }
+            return registration
         }
     }
 #endif

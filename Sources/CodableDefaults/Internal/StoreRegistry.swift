@@ -51,8 +51,9 @@ enum StoreRegistry {
 
     /// What the registry holds, reachable only under its lock.
     private struct State {
-        /// By path, compared as bytes (see ``MemberName``): two files whose names differ only in Unicode
-        /// normalization are two files to the kernel, and get two stores.
+        /// By path (``key(for:)``), compared as bytes (see ``MemberName``): two files whose names differ only
+        /// in Unicode normalization are two files to most kernels, and get two stores; in a case-insensitive
+        /// directory the name is case-folded, so its spellings give one store.
         var entries: [MemberName: Entry] = [:]
         /// The load each waiting thread waits for, while it waits. A thread waits for one load at a time.
         var waits: [(thread: pthread_t, loading: Loading)] = []
@@ -75,7 +76,14 @@ enum StoreRegistry {
 
     private static let state = Locked(State())
 
-    /// The open store for `path`, or a new one made by `open` (called without the registry's lock).
+    /// The registry's key for the file at `path` (a canonical path): its spelling, case-folded where a
+    /// directory on the way is case-insensitive (see ``DurableFile/registryKey(forCanonicalPath:comparison:)``).
+    static func key(for path: String) -> MemberName {
+        MemberName(DurableFile.registryKey(forCanonicalPath: path))
+    }
+
+    /// The open store for `path`, or a new one made by `open` (called without the registry's lock). Spellings
+    /// of one file in a case-insensitive directory (`Settings.json`, `settings.json`) share one store.
     ///
     /// - Throws: What `open` throws, or `invalidArgument` when waiting for the load of `path` under way would
     ///   never end: `open` itself, on this thread, opens `path`, or the load's thread waits for a load that
@@ -83,9 +91,10 @@ enum StoreRegistry {
     static func store(
         for path: String, open: () throws(DefaultsError) -> Store
     ) throws(DefaultsError) -> Store {
+        let key = key(for: path)
         while true {
             let step: Step = state.withLock { state in
-                switch state.entries[MemberName(path)] {
+                switch state.entries[key] {
                 case .open(let weak)?:
                     if let store = weak.store { return .found(store) }
                 case .loading(let loading)?:
@@ -98,7 +107,7 @@ enum StoreRegistry {
                 }
                 let loading = Loading()
                 loading.done.enter()
-                state.entries[MemberName(path)] = .loading(loading)
+                state.entries[key] = .loading(loading)
                 return .load(loading)
             }
             switch step {
@@ -127,10 +136,11 @@ enum StoreRegistry {
                 do throws(DefaultsError) {
                     store = try open()
                 } catch {
-                    state.withLock { $0.entries[MemberName(path)] = nil }
+                    state.withLock { $0.entries[key] = nil }
                     throw error
                 }
-                state.withLock { register(store, for: path, in: &$0) }
+                let installHooks = state.withLock { register(store, for: key, in: &$0) }
+                if installHooks { installFlushHooks() }
                 return store
             }
         }
@@ -150,37 +160,53 @@ enum StoreRegistry {
         return false
     }
 
-    /// Records a loaded store.
-    private static func register(_ store: Store, for path: String, in state: inout State) {
-        state.entries[MemberName(path)] = .open(WeakStore(store))
+    /// Records a loaded store; returns whether the hooks that flush every store at exit (and, on the mobile
+    /// platforms, when the app leaves the foreground) are still to be installed, which the caller does
+    /// outside the lock.
+    private static func register(_ store: Store, for key: MemberName, in state: inout State) -> Bool {
+        state.entries[key] = .open(WeakStore(store))
         if state.entries.count > 64 {
             state.entries = state.entries.filter { _, entry in
                 if case .open(let weak) = entry { return weak.store != nil }
                 return true
             }
         }
-        if !state.exitHookInstalled {
-            state.exitHookInstalled = true
-            atexit { StoreRegistry.flushAll() }
-        }
+        guard !state.exitHookInstalled else { return false }
+        state.exitHookInstalled = true
+        return true
+    }
+
+    /// Flushes every open store at normal process exit, and where apps are suspended without exiting (iOS,
+    /// tvOS, visionOS, watchOS), when the app moves to the background or is about to terminate (see
+    /// ``AppLifecycle``). Called once, outside the registry's lock.
+    private static func installFlushHooks() {
+        atexit { StoreRegistry.flushAll() }
+        AppLifecycle.flushOnSuspension()
     }
 
     /// How many threads wait for the load of `path` under way (for tests); 0 when none is.
     static func waiterCount(for path: String) -> Int {
-        state.withLock { state in
-            if case .loading(let loading)? = state.entries[MemberName(path)] { return state.waiters(for: loading) }
+        let key = key(for: path)
+        return state.withLock { state in
+            if case .loading(let loading)? = state.entries[key] { return state.waiters(for: loading) }
             return 0
         }
     }
 
-    /// Saves the unsaved changes of every open store, reporting failures to each store's error handler.
-    static func flushAll() {
-        let live: [Store] = state.withLock { state in
+    /// Saves the unsaved changes of every open store, durably, one store after another on the calling
+    /// thread, reporting each failure to its store's error handler (called outside the registry's lock).
+    /// When it returns, every change made before the call is on disk or reported, and no file lock is held.
+    ///
+    /// - Parameter included: Which stores to save (tests save only their own: the registry is the process's);
+    ///   every store when omitted. Called outside the lock.
+    static func flushAll(where included: (Store) -> Bool = { _ in true }) {
+        let open: [Store] = state.withLock { state in
             state.entries.values.compactMap { entry in
                 if case .open(let weak) = entry { return weak.store }
                 return nil
             }
         }
+        let live = open.filter(included)
         for store in live {
             do { try store.save() } catch { store.report(error) }
         }

@@ -27,14 +27,46 @@ enum Sys {
 
     /// Flushes a file's data to stable storage: `F_FULLFSYNC` on Darwin (plain `fsync` there does not
     /// reach the platter), `fsync` elsewhere. Returns 0 or -1 with `errno` set.
+    ///
+    /// On Darwin, `fsync` stands in only for a file system that does not support `F_FULLFSYNC` (see
+    /// ``fullSync(full:plain:)``); any other failure, an I/O error first of all, is the result.
     static func fullSync(_ fd: Int32) -> Int32 {
         #if canImport(Darwin)
-            if fcntl(fd, F_FULLFSYNC) == 0 { return 0 }
-            // Some file systems (e.g. network ones) do not support F_FULLFSYNC; fsync is the best they offer.
-            return fsync(fd)
+            // Not compiled here (no Apple SDK on the Linux builder): `fcntl(_:_:)` with two arguments is the
+            // Darwin overlay's, and F_FULLFSYNC is in <sys/fcntl.h>.
+            return fullSync(full: { fcntl(fd, F_FULLFSYNC) }, plain: { fsync(fd) })
         #else
             return fsync(fd)
         #endif
+    }
+
+    /// The full flush's rule, apart from the system calls (so it runs in tests on every platform): make the
+    /// full flush (`full`, `F_FULLFSYNC`); only when it fails because the file system does not support it
+    /// (see ``fullSyncIsUnsupported(_:)``), make the plain one (`plain`, `fsync`) instead. Each returns 0,
+    /// or -1 with `errno` set; the result is the last call's, with its `errno`.
+    ///
+    /// Never `fsync` after an I/O error: once a flush failed, the kernel may have dropped the dirty pages
+    /// and marked them clean, so a later `fsync` can succeed with the data lost (the rule the Linux path
+    /// keeps by never retrying a failed `fsync`).
+    static func fullSync(full: () -> Int32, plain: () -> Int32) -> Int32 {
+        if full() == 0 { return 0 }
+        let code = errno
+        guard fullSyncIsUnsupported(code) else {
+            setErrno(code)
+            return -1
+        }
+        return plain()
+    }
+
+    /// Whether `code`, the `errno` of a failed `F_FULLFSYNC`, means the file system does not support it.
+    ///
+    /// xnu's `fcntl` passes `F_FULLFSYNC` to the file system's `VNOP_IOCTL`; one without it answers
+    /// `ENOTSUP` (the default `err_ioctl` in `bsd/vfs/vfs_support.c`), `ENOTTY` (`VNOP_IOCTL` in
+    /// `bsd/vfs/kpi_vfs.c`, and the usual ioctl answer) or `EINVAL`: the three codes xnu itself takes as
+    /// "not supported" when it falls back from `F_BARRIERFSYNC` to `F_FULLFSYNC` (`bsd/kern/kern_descrip.c`).
+    /// Every other code (`EIO`, `ENOSPC`, `EDQUOT`, `EINTR`, …) is a failure of the flush itself.
+    static func fullSyncIsUnsupported(_ code: Int32) -> Bool {
+        code == ENOTSUP || code == ENOTTY || code == EINVAL
     }
 
     /// Sets the calling thread's `errno` (for the fault-injecting ``SystemCalls``).

@@ -1,0 +1,67 @@
+import Testing
+
+@testable import CodableDefaults
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The rule of Darwin's full flush (`F_FULLFSYNC`, then `fsync` only where the file system lacks it), run
+/// here with stand-ins for the two system calls.
+@Suite struct FullSyncRuleTests {
+    /// Runs the rule with a full flush failing with `fullErrno` (or succeeding when `nil`) and a plain one
+    /// succeeding; returns the result, the `errno` after it, and whether the plain flush was made.
+    func run(fullErrno: Int32?, plainErrno: Int32? = nil) -> (result: Int32, errno: Int32, plainMade: Bool) {
+        var plainMade = false
+        Sys.setErrno(0)
+        let result = Sys.fullSync(
+            full: {
+                guard let fullErrno else { return 0 }
+                Sys.setErrno(fullErrno)
+                return -1
+            },
+            plain: {
+                plainMade = true
+                guard let plainErrno else { return 0 }
+                Sys.setErrno(plainErrno)
+                return -1
+            })
+        return (result, Sys.errno, plainMade)
+    }
+
+    @Test func aFullFlushThatSucceedsIsTheResult() {
+        let outcome = run(fullErrno: nil)
+        #expect(outcome.result == 0)
+        #expect(!outcome.plainMade)
+    }
+
+    @Test(arguments: [EIO, ENOSPC, EDQUOT, EINTR, EBADF, EROFS])
+    func aFailedFullFlushIsNeverFollowedByAPlainOne(code: Int32) {
+        let outcome = run(fullErrno: code)
+        #expect(outcome.result == -1)
+        #expect(outcome.errno == code)
+        #expect(!outcome.plainMade)
+    }
+
+    @Test(arguments: [ENOTSUP, ENOTTY, EINVAL])
+    func aFileSystemWithoutTheFullFlushGetsThePlainOne(code: Int32) {
+        let succeeded = run(fullErrno: code)
+        #expect(succeeded.result == 0)
+        #expect(succeeded.plainMade)
+        let failed = run(fullErrno: code, plainErrno: EIO)
+        #expect(failed.result == -1)
+        #expect(failed.errno == EIO)
+    }
+
+    @Test func onlyTheUnsupportedCodesAreUnsupported() {
+        #expect(Sys.fullSyncIsUnsupported(ENOTSUP))
+        #expect(Sys.fullSyncIsUnsupported(ENOTTY))
+        #expect(Sys.fullSyncIsUnsupported(EINVAL))
+        #expect(!Sys.fullSyncIsUnsupported(EIO))
+        #expect(!Sys.fullSyncIsUnsupported(0))
+    }
+}
