@@ -65,3 +65,7 @@ public func drain(_ stream: AsyncStream<Int>) async {
 
 // The language-floor scan skips comments and strings: weak let, @concurrent, `a b`, Span.
 public let notCode = "weak let, nonisolated(nonsending), Module::name, `raw identifier`"
+
+// Linux resolves `&*` to FixedWidthInteger's requirement (macOS 15); Apple's compiler, at macOS 14, to the
+// protocol extension's operator of the same signature: excused as an overload, not an error.
+public func wrappingProduct(_ a: UInt64, _ b: UInt64) -> UInt64 { a &* b }
