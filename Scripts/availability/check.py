@@ -586,6 +586,7 @@ class Reference:
     usr: str | None  # a declaration's USR, or None for a type reference (then `mangled` is set)
     name: str
     mangled: str | None = None
+    member: str | None = None  # an enum case in a pattern (`case .x:`): the case of the type `mangled`
 
 
 @dataclasses.dataclass
@@ -683,6 +684,11 @@ def scan_ast(tree: dict, source: bytes) -> tuple[list[Reference], list[Guard], s
                     references.append(Reference(position, conformance["protocol"], ""))
             if inherits.get("superclass_type"):
                 references.append(Reference(position, None, "", inherits["superclass_type"]))
+        # Enum cases in patterns (`case .foo:`) carry no USR in the dump, only the case's name and the enum type.
+        if kind == "pattern_enum_element" and isinstance(node.get("element"), dict) and node.get("type"):
+            name = node["element"].get("base_name", {}).get("name")
+            if name:
+                references.append(Reference(position, None, name, node["type"], name))
         # Types spelled in declarations, patterns, casts and type expressions.
         keys = TYPE_KEYS_BY_KIND.get(kind) or (DECL_TYPE_KEYS if kind.endswith("_decl") or kind == "parameter"
                                               else ())
@@ -1041,6 +1047,9 @@ def check_package(package: str, scratch: str, toolchain: Toolchain, verbose: boo
                 f"(a C module of the package?); not checked")
     index = load_index(toolchain, sorted(graph_modules), cache)
     restricted, groups = index["restricted"], index["groups"]
+    restricted_by_title: dict[str, list[str]] = {}
+    for usr, info in restricted.items():
+        restricted_by_title.setdefault(info["title"], []).append(usr)
 
     # Type references: demangle every distinct mangled type once.
     manglings = sorted({r.mangled for _, refs, _ in per_file.values() for r in refs if r.mangled})
@@ -1060,8 +1069,15 @@ def check_package(package: str, scratch: str, toolchain: Toolchain, verbose: boo
         linux_only = [b for b in blocks if b.linux and not b.apple]
         line_starts = [0] + [m.end() for m in re.finditer(rb"\n", text)]
         for reference in references:
-            usrs = [reference.usr] if reference.usr else \
-                [u for key in keys_of.get(reference.mangled, []) for u in index["types"].get(key, [])]
+            if reference.usr:
+                usrs = [reference.usr]
+            elif reference.member:
+                # The enum is the outermost type of the pattern's type; its case by path ("Type.case").
+                keys = keys_of.get(reference.mangled, [])
+                enum_path = keys[0].split(".", 1)[1] if keys and "." in keys[0] else None
+                usrs = restricted_by_title.get(f"{enum_path}.{reference.member}", []) if enum_path else []
+            else:
+                usrs = [u for key in keys_of.get(reference.mangled, []) for u in index["types"].get(key, [])]
             for usr in usrs:
                 reference_count += 1
                 info = restricted.get(usr)

@@ -48,3 +48,11 @@ final class Holder: @unchecked Sendable {
 
     init(target: AnyObject?) { self.target = target }
 }
+
+// An enum case (Foundation's, macOS 15) in a pattern.
+public func isDayOfYear(_ component: Calendar.Component) -> Bool {
+    switch component {
+    case .dayOfYear: return true
+    default: return false
+    }
+}
