@@ -245,7 +245,10 @@ class Toolchain:
 
     @property
     def cache_key(self) -> str:
-        return hashlib.sha256(f"{self.version}\n{self.triple}\n{self.import_paths}".encode()).hexdigest()[:16]
+        """A directory name per toolchain: its version and target, and a hash that also covers where it is."""
+        match = re.search(r"version (\S+)", self.version)
+        digest = hashlib.sha256(f"{self.version}\n{self.triple}\n{self.import_paths}".encode()).hexdigest()[:8]
+        return f"swift-{match.group(1) if match else 'unknown'}-{self.triple}-{digest}"
 
 
 # --------------------------------------------------------------------------------------------------------------
