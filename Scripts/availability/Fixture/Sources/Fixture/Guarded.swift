@@ -69,3 +69,9 @@ public let notCode = "weak let, nonisolated(nonsending), Module::name, `raw iden
 // Linux resolves `&*` to FixedWidthInteger's requirement (macOS 15); Apple's compiler, at macOS 14, to the
 // protocol extension's operator of the same signature: excused as an overload, not an error.
 public func wrappingProduct(_ a: UInt64, _ b: UInt64) -> UInt64 { a &* b }
+
+// @available on an extension guards its members.
+@available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+extension String {
+    static func guardedInExtension(_ bytes: [UInt8]) -> String? { String(validating: bytes, as: UTF8.self) }
+}
