@@ -479,7 +479,8 @@ def type_keys(toolchain: Toolchain, manglings: list[str]) -> dict[str, list[str]
 # The package: platforms, modules and their compile commands
 
 
-def declared_minimums(toolchain: Toolchain, package: str) -> dict[str, tuple[int, ...]]:
+def declared_minimums(toolchain: Toolchain, package: str) -> tuple[dict[str, tuple[int, ...]], set[str]]:
+    """The minimum of every Apple platform Package.swift declares, and the module names of its targets."""
     dump = json.loads(run([toolchain.swift, "package", "dump-package", "--package-path", package],
                           f"swift package dump-package ({package})"))
     minimums = {}
@@ -489,7 +490,8 @@ def declared_minimums(toolchain: Toolchain, package: str) -> dict[str, tuple[int
             minimums[name] = parse_version(platform["version"])
     if not minimums:
         raise CheckFailure(f"{package}/Package.swift declares no Apple platform: nothing to check against")
-    return minimums
+    targets = {re.sub(r"[^A-Za-z0-9_]", "_", t["name"]) for t in dump.get("targets", [])}
+    return minimums, targets
 
 
 @dataclasses.dataclass
@@ -512,22 +514,24 @@ DROPPED_OPTIONS = {
 }
 
 
-def swift_modules(scratch: str, package: str) -> list[SwiftModule]:
+def swift_modules(scratch: str, package: str) -> tuple[list[SwiftModule], set[str]]:
     """Every Swift module of the package in the build manifest, with the sources of it that are the package's
-    own (the generated test runners under the scratch path are not)."""
+    own (the generated test runners under the scratch path are not); and the names of all modules the manifest
+    compiles (those of dependencies too)."""
     manifest = os.path.join(scratch, "debug.yaml")
     try:
         with open(manifest) as f:
             text = f.read()
     except OSError as error:
         raise CheckFailure(f"no build manifest at {manifest} (run `swift build --build-tests` first): {error}")
-    modules = []
+    modules, names = [], set()
     block_re = re.compile(
         r"description: \"Compiling Swift Module '([^']+)'[^\n]*\"\n\s+args: (\[[^\n]*\])")
     package = os.path.realpath(package)
     scratch_real = os.path.realpath(scratch)
     for match in block_re.finditer(text):
         name, args = match.group(1), json.loads(match.group(2))
+        names.add(name)
         expanded = []
         for arg in args[1:]:
             if arg.startswith("@"):  # a response file of sources
@@ -542,7 +546,7 @@ def swift_modules(scratch: str, package: str) -> list[SwiftModule]:
             modules.append(SwiftModule(name, expanded, own))
     if not modules:
         raise CheckFailure(f"{manifest} names no Swift module of {package}")
-    return modules
+    return modules, names
 
 
 def dump_module_ast(toolchain: Toolchain, module: SwiftModule, out_dir: str) -> dict[str, str]:
@@ -995,9 +999,9 @@ def check_package(package: str, scratch: str, toolchain: Toolchain, verbose: boo
                   language_paths: list[str], cache_root: str | None = None) -> Result:
     started = time.monotonic()
     package = os.path.realpath(package)
-    minimums = declared_minimums(toolchain, package)
-    modules = swift_modules(scratch, package)
-    package_modules = {m.name for m in modules}
+    minimums, target_modules = declared_minimums(toolchain, package)
+    modules, built_modules = swift_modules(scratch, package)
+    package_modules = built_modules | target_modules  # dependencies' modules and C targets too
     cache = os.path.join(cache_root or os.path.join(scratch, "availability"), toolchain.cache_key)
     os.makedirs(cache, exist_ok=True)
     ast_dir = tempfile.mkdtemp(prefix="ast-", dir=cache)
@@ -1048,8 +1052,8 @@ def check_package(package: str, scratch: str, toolchain: Toolchain, verbose: boo
         if toolchain.module_path(module):
             graph_modules.add(module)
         elif module not in package_modules:
-            log(f"availability: note: `import {module}` is neither a package module nor a toolchain module "
-                f"(a C module of the package?); not checked")
+            raise CheckFailure(f"`import {module}` names neither a module of the package nor one of the "
+                               f"toolchain in {toolchain.import_paths}")
     index = load_index(toolchain, sorted(graph_modules), cache)
     restricted, groups = index["restricted"], index["groups"]
     restricted_by_title: dict[str, list[str]] = {}
