@@ -1,7 +1,6 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -13,7 +12,7 @@ import Testing
 private func tool(_ arguments: [String]) async throws -> (
     status: CodableDefaultsTestSupport.ExitStatus, output: [String]
 ) {
-    let path = try #require(builtTool?.path, "build the tool first: swift build --product codable-defaults")
+    let path = try Fixture.locate("codable-defaults")
     return try await onThread { try runCommand([path] + arguments) }
 }
 
@@ -22,7 +21,7 @@ private func tool(_ arguments: [String]) async throws -> (
 private func toolWithErrors(_ arguments: [String]) async throws -> (
     status: CodableDefaultsTestSupport.ExitStatus, output: [String], errors: String
 ) {
-    let path = try #require(builtTool?.path, "build the tool first: swift build --product codable-defaults")
+    let path = try Fixture.locate("codable-defaults")
     return try await onThread {
         let child = try ChildProcess(path, arguments)
         child.closeInput()
@@ -45,7 +44,7 @@ struct EtcdCommandLineToolTests {
             #expect(try await tool(["keys"] + store) == (.exited(0), ["name", "volume"]))
             #expect(try await tool(["read"] + store + ["missing"]).status == .exited(3))
 
-            let path = try #require(builtTool?.path)
+            let path = try Fixture.locate("codable-defaults")
             let lines = try await onThread { () throws -> [String] in
                 let watch = try ChildProcess(path, ["watch"] + store + ["volume", "--initial"])
                 var lines = [try watch.readLine(timeout: 30) ?? "end"]
@@ -89,7 +88,7 @@ struct EtcdCommandLineToolTests {
             #expect(folder.errors.contains("a directory, not a file"), "\(folder.errors)")
             // A pipe, as a shell's process substitution gives: read to its end.
             let piped = try await onThread { () throws -> CodableDefaultsTestSupport.ExitStatus in
-                let path = try #require(builtTool?.path)
+                let path = try Fixture.locate("codable-defaults")
                 let arguments = ["--etcd-user", "root", "--etcd-password-file", "/dev/stdin", "volume"]
                 let child = try ChildProcess(path, ["read"] + store + arguments)
                 try child.send("s3cret-pass")

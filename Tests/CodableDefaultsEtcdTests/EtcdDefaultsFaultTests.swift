@@ -1,9 +1,8 @@
 import CodableDefaults
 import CodableDefaultsEtcd
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 private let volume = Defaults.Key<Double>("volume", default: 0.5)
 private let counter = Defaults.Key<Int>("counter", default: 0)

@@ -1,9 +1,8 @@
 import CodableDefaults
 import CodableDefaultsEtcd
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 /// A profile, for a value that is a JSON object.
 private struct Profile: Codable, Sendable, Equatable {

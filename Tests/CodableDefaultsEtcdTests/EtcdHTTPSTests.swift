@@ -1,7 +1,6 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -29,9 +28,7 @@ private let canGiveAProcessATrustStore: Bool = {
 /// production, and the test's certificate is the one authority that store holds (nothing changes outside that
 /// process).
 private func startTrusting(_ certificate: String, _ arguments: [String]) throws -> ChildProcess {
-    let fixture = try #require(
-        Fixture.executable(named: "codable-defaults-etcd-fixture"),
-        "build the fixture first: swift build --product codable-defaults-etcd-fixture")
+    let fixture = try Fixture.locate("codable-defaults-etcd-fixture")
     let unshare = try #require(findExecutable("unshare"), "this test needs unshare (util-linux)")
     let script = "mount --bind \"$1\" \(systemTrustStore) && shift && exec \"$@\""
     return try ChildProcess(unshare, ["--mount", "sh", "-c", script, "sh", certificate, fixture] + arguments)

@@ -1,11 +1,10 @@
 import CodableDefaults
 import CodableDefaultsEtcd
+import CodableDefaultsTestSupport
 import Dispatch
 import Foundation
 import Observation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 /// Counts the `onChange` calls of one `withObservationTracking`, and signals each.
 private final class TrackedChanges: Sendable {

@@ -1,10 +1,9 @@
 import CodableDefaults
 import CodableDefaultsEtcd
+import CodableDefaultsTestSupport
 import Dispatch
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 /// The bytes of `text`.
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }

@@ -1,7 +1,6 @@
+import CodableDefaultsTestSupport
 import Dispatch
 import Foundation
-
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -19,6 +19,17 @@ import Testing
         #expect(childs.hasSuffix(URL(fileURLWithPath: child.stderrPath).lastPathComponent), "\(childs)")
     }
 
+    /// The package's executables are found beside the test bundle, and a missing one is an error that says how
+    /// to build it.
+    @Test func builtExecutablesAreFoundAndAMissingOneSaysHowToBuildIt() throws {
+        for name in ["codable-defaults", "codable-defaults-fixture"] {
+            let path = try Fixture.locate(name)
+            #expect(URL(fileURLWithPath: path).lastPathComponent == name)
+        }
+        let error = #expect(throws: ChildProcessError.self) { try Fixture.locate("no-such-executable") }
+        #expect(error?.description.contains("swift build --build-tests") == true, "\(String(describing: error))")
+    }
+
     @Test func whatAChildWritesToStandardErrorIsCapturedAndRemovedWithIt() throws {
         let shell = try #require(findExecutable("sh"))
         var child: ChildProcess? = try ChildProcess(shell, ["-c", "echo complaint >&2; echo done"])

@@ -1,7 +1,6 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Darwin)
     import Darwin
@@ -482,8 +481,11 @@ final class ToolSandbox: @unchecked Sendable {
     var configDirectory: URL { root.appendingPathComponent("config") }
 
     init() throws {
-        root = FileManager.default.temporaryDirectory
+        let made = FileManager.default.temporaryDirectory
             .appendingPathComponent("CommandLineToolTests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
+        // Canonical, as the paths the tool reports are (Apple systems' temporary directory is under the link /var).
+        root = URL(fileURLWithPath: canonicalPath(made.path), isDirectory: true)
         work = root.appendingPathComponent("work", isDirectory: true)
         io = root.appendingPathComponent("io", isDirectory: true)
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
@@ -502,7 +504,7 @@ final class ToolSandbox: @unchecked Sendable {
     func start(
         _ arguments: [String], environment: [String: String] = [:], standardOutput: URL? = nil
     ) throws -> RunningTool {
-        let binary = try #require(builtTool, "codable-defaults is built next to the test bundle")
+        let binary = URL(fileURLWithPath: try Fixture.locate("codable-defaults"))
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments

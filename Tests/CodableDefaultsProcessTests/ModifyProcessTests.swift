@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -17,7 +17,7 @@ import Testing
 @Suite struct ModifyProcessTests {
     /// Runs the built tool with `arguments` as a child process (standard error in `dir`).
     private func startTool(_ arguments: [String], in dir: TemporaryDirectory, name: String) throws -> ChildProcess {
-        let tool = try #require(builtTool, "codable-defaults is built next to the test bundle")
+        let tool = URL(fileURLWithPath: try Fixture.locate("codable-defaults"))
         return try ChildProcess(tool.path, arguments, stderrPath: dir.file("\(name).stderr").path)
     }
 

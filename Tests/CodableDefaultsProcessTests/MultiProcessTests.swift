@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -19,7 +19,7 @@ final class ServedStore {
     private(set) var events: [String] = []
 
     init(_ url: URL, saveMode: String = "manual") throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         child = try ChildProcess(fixture, ["serve", url.path, "--save-mode", saveMode])
         let ready = try #require(try child.readLine(timeout: 30))
         #expect(ready.hasPrefix("ready "), "\(ready)")
@@ -136,8 +136,13 @@ final class ServedStore {
 
     /// `Defaults.standard` in a real program: placed under `$XDG_CONFIG_HOME/<executable name>`, with the
     /// program's `-key value` arguments as its argument domain, and moved by `CODABLE_DEFAULTS_DIRECTORY`.
-    @Test func standardLivesUnderXDGConfigHomeAndReadsTheArguments() throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+    @Test(
+        .enabled(
+            if: isLinux,
+            "needs Linux: XDG_CONFIG_HOME places Defaults.standard there; Apple platforms use Application Support"
+        ))
+    func standardLivesUnderXDGConfigHomeAndReadsTheArguments() throws {
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let config = dir.url.appendingPathComponent("config").path
         let child = try ChildProcess(

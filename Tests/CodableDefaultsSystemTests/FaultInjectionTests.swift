@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -34,7 +34,7 @@ import Testing
             InjectedFault(.temporaryClose, "EIO", EIO),
         ])
     func failedSystemCallLosesNothing(_ fault: InjectedFault) throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)
@@ -98,7 +98,7 @@ import Testing
         .enabled(if: Strace.isUsable, Strace.unavailableMessage),
         arguments: [InjectedFault(.directoryFsync, "EIO", EIO), InjectedFault(.directoryOpen, "EMFILE", EMFILE)])
     func failedDirectoryFlushSavesTheChangeAndIsRetried(_ fault: InjectedFault) throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)
@@ -138,7 +138,7 @@ import Testing
     /// with 5 rather than saying it failed.
     @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
     func toolWhoseDirectoryFlushFailsWarnsAndExitsWithFive() throws {
-        let tool = try #require(Fixture.executable(named: "codable-defaults"), "codable-defaults is not built")
+        let tool = try Fixture.locate("codable-defaults")
         let strace = try #require(Strace.path)
         func run(_ dir: TemporaryDirectory, inject: String?) throws -> (ExitStatus, String, StraceLog) {
             let log = dir.file("strace.log").path
@@ -173,7 +173,7 @@ import Testing
             InjectedFault(.temporaryOpen, "EINTR", EINTR), InjectedFault(.temporaryWrite, "EINTR", EINTR),
         ])
     func interruptedCallIsRetried(_ fault: InjectedFault) throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let clean = try StraceSession(fixture: fixture, store: url, in: dir, inject: nil)
@@ -193,7 +193,7 @@ import Testing
 
     @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
     func saveSyscallsRunInTheDurableOrder() throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)

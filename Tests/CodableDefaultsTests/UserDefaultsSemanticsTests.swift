@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Domains, string keys, typed getters and coercions, suites and `standard`.
 @Suite struct UserDefaultsSemanticsTests {

@@ -1,9 +1,9 @@
+import CodableDefaultsTestSupport
 import Dispatch
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Outside changes to the file reach the store and its observers.
 @Suite struct WatchingTests {
