@@ -309,13 +309,27 @@ func acceptsConnections(port: Int) -> Bool {
     return connectLoopback(descriptor, port: port) == 0
 }
 
-/// A new TCP socket (IPv4), or -1.
+/// A new TCP socket (IPv4), or -1. A write to it after the peer closed is an error (`EPIPE`), never a `SIGPIPE`
+/// that would end the tests: see ``withoutSigpipe(_:)``.
 func tcpSocket() -> Int32 {
     #if canImport(Glibc)
-        socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        withoutSigpipe(socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0))
     #else
-        socket(AF_INET, SOCK_STREAM, 0)
+        withoutSigpipe(socket(AF_INET, SOCK_STREAM, 0))
     #endif
+}
+
+/// Returns `descriptor`, a socket (or -1), after making a write to it after the peer closed an error rather than a
+/// `SIGPIPE`: on Apple platforms with the socket option `SO_NOSIGPIPE` (sys/socket.h), as the library's client
+/// does; on Linux, where no such option exists, every `send` of the tests passes `MSG_NOSIGNAL` instead.
+func withoutSigpipe(_ descriptor: Int32) -> Int32 {
+    #if canImport(Darwin)
+        if descriptor >= 0 {
+            var on: Int32 = 1
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
+    #endif
+    return descriptor
 }
 
 /// Binds `descriptor` to 127.0.0.1:`port` (0: a free port the kernel picks); `bind`'s result.
@@ -341,6 +355,9 @@ func boundPort(_ descriptor: Int32) -> Int? {
 /// Calls `body` with the address 127.0.0.1:`port` and its length.
 private func withLoopbackAddress(port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
     var address = sockaddr_in()
+    #if canImport(Darwin)
+        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)  // BSD's sockaddr has a length field
+    #endif
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = UInt16(port).bigEndian
