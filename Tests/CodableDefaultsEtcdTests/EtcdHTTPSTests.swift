@@ -12,15 +12,30 @@ import Testing
 private let systemTrustStore = "/etc/ssl/certs/ca-certificates.crt"
 
 /// Whether this machine lets a test give one process a trust store of its own: a private mount namespace
-/// (`unshare --mount`, root) in which a file is bound over ``systemTrustStore``.
+/// (`unshare --mount`, root; Linux only) in which a file is bound over ``systemTrustStore``.
 private let canGiveAProcessATrustStore: Bool = {
-    guard getuid() == 0, access(systemTrustStore, R_OK) == 0 else { return false }
-    do {
-        let (status, _) = try runCommand(["unshare", "--mount", "true"])
-        return status == .exited(0)
-    } catch {
+    #if os(Linux)
+        guard getuid() == 0, access(systemTrustStore, R_OK) == 0, findExecutable("unshare") != nil else {
+            return false
+        }
+        do {
+            let (status, _) = try runCommand(["unshare", "--mount", "true"])
+            return status == .exited(0)
+        } catch {
+            return false
+        }
+    #else
         return false
-    }
+    #endif
+}()
+
+/// Why the tests of ``canGiveAProcessATrustStore`` are skipped.
+private let trustStoreMessage: Comment = {
+    #if os(Linux)
+        return "needs root, \(systemTrustStore) and `unshare --mount` (util-linux), to give one process a trust store"
+    #else
+        return "needs Linux: it gives one process a trust store with `unshare --mount` over \(systemTrustStore)"
+    #endif
 }()
 
 /// Starts `codable-defaults-etcd-fixture` with `arguments` in a mount namespace of its own whose system trust

@@ -1,14 +1,13 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 /// The process runner of the tests keeps its children's output to itself, so that a passing `swift test`
 /// prints nothing of the fixture, the tool, strace or flock.
 @Suite struct ChildProcessTests {
     /// Where a process's standard error goes, as the kernel tells it (`/proc/self/fd/2`): a child that
     /// inherited the test's standard error would name the same file, pipe or terminal.
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd/2"), "needs /proc (Linux)"))
+    @Test(.enabled(if: hasProcFileSystem, "needs Linux's /proc/self/fd, where a process's standard error is shown"))
     func aChildDoesNotWriteToTheTestsStandardError() throws {
         let own = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/2")
         let shell = try #require(findExecutable("sh"))

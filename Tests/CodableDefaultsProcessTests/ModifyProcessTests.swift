@@ -63,7 +63,7 @@ import Testing
     /// The tool's read-modify-write waits for the lock before it reads: a value another process writes while
     /// holding the lock is what the tool adds to.
     @Test(
-        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "needs /proc to see the tool wait"),
+        .enabled(if: hasProcFileSystem, "needs Linux's /proc/PID/fd, to see the tool wait for the lock"),
         arguments: [
             (["write", "recent", "-array-add", "theirs"], #"["mine"]"#, #"{"recent":["mine","theirs"]}"#),
             (["write", "recent", "-dict-add", "b", "2"], #"{"a":"1"}"#, #"{"recent":{"a":"1","b":"2"}}"#),

@@ -460,7 +460,7 @@ enum Strace {
 
     /// Whether strace can trace and inject faults here (it is installed and `ptrace` is allowed).
     static let isUsable: Bool = {
-        guard path != nil else { return false }
+        guard isLinux, path != nil else { return false }
         do {
             let result = try runCommand(
                 [
@@ -475,7 +475,8 @@ enum Strace {
 
     /// Why the strace tests are skipped.
     static var unavailableMessage: Comment {
-        path == nil
+        guard isLinux else { return "needs Linux: strace injects faults into the system calls of the save" }
+        return path == nil
             ? "strace is not installed (apt-get install -y strace; Scripts/reliability.sh does it)"
             : "strace cannot trace here (ptrace refused)"
     }
@@ -650,7 +651,8 @@ struct FixtureError: CustomStringConvertible {
 enum FileSystemTools {
     /// Whether `chattr +i` works on the temporary directory's file system.
     static let canMakeImmutable: Bool = {
-        guard getuid() == 0, findExecutable("chattr") != nil else { return false }
+        // chattr is e2fsprogs' (Apple systems have chflags, whose flags differ).
+        guard isLinux, getuid() == 0, findExecutable("chattr") != nil else { return false }
         do {
             let dir = try TemporaryDirectory()
             let probe = dir.file("probe").path
@@ -664,12 +666,18 @@ enum FileSystemTools {
     }()
 
     /// Why the `chattr` tests are skipped.
-    static let chattrMessage: Comment =
-        "needs root and chattr +i on the temporary directory's file system (tests run as root ignore mode bits)"
+    static let chattrMessage: Comment = {
+        #if os(Linux)
+            return "needs root and chattr +i on the temporary directory's file system (root ignores mode bits)"
+        #else
+            return "needs Linux: chattr +i (e2fsprogs) makes a file immutable even for root"
+        #endif
+    }()
 
     /// Whether a small tmpfs can be mounted here.
     static let canMountTmpfs: Bool = {
-        guard getuid() == 0, findExecutable("mount") != nil else { return false }
+        // Apple systems have no tmpfs.
+        guard isLinux, getuid() == 0, findExecutable("mount") != nil else { return false }
         do {
             let dir = try TemporaryDirectory()
             _ = try Mount(in: dir, size: "64k")
@@ -680,7 +688,13 @@ enum FileSystemTools {
     }()
 
     /// Why the mount tests are skipped.
-    static let mountMessage: Comment = "needs root and permission to mount a tmpfs (mount -t tmpfs -o size=64k)"
+    static let mountMessage: Comment = {
+        #if os(Linux)
+            return "needs root and permission to mount a tmpfs (mount -t tmpfs -o size=64k)"
+        #else
+            return "needs Linux: mounts a small tmpfs, read-only or full"
+        #endif
+    }()
 
     /// Sets or clears the immutable attribute.
     static func setImmutable(_ path: String, _ on: Bool) throws {
