@@ -32,7 +32,7 @@ private func toolWithErrors(_ arguments: [String]) async throws -> (
 
 @Suite("codable-defaults --etcd: the tool on a store in a real etcd")
 struct EtcdCommandLineToolTests {
-    @Test func writeReadKeysAndWatchWorkOnAPrefix() async throws {
+    @Test(.needsEtcd) func writeReadKeysAndWatchWorkOnAPrefix() async throws {
         try await EtcdServer.with { server in
             let store = ["--etcd", server.clientURLs.joined(separator: ","), "--prefix", "myservice/"]
             #expect(try await tool(["write"] + store + ["volume", "0.8"]).status == .exited(0))
@@ -60,7 +60,9 @@ struct EtcdCommandLineToolTests {
         }
     }
 
-    @Test func anEtcdUserWithAPasswordFileOpensAClusterWithAuthenticationAndThePasswordIsNeverPrinted() async throws {
+    @Test(.needsEtcd) func anEtcdUserWithAPasswordFileOpensAClusterWithAuthenticationAndThePasswordIsNeverPrinted()
+        async throws
+    {
         try await EtcdServer.with { server in
             try await server.etcdctl(["user", "add", "root:s3cret-pass"])
             try await server.etcdctl(["auth", "enable"])
@@ -121,7 +123,7 @@ struct EtcdCommandLineToolTests {
         }
     }
 
-    @Test func readingAKeyWhoseTextIsNotJSONSaysSoInsteadOfNoValue() async throws {
+    @Test(.needsEtcd) func readingAKeyWhoseTextIsNotJSONSaysSoInsteadOfNoValue() async throws {
         try await EtcdServer.with { server in
             try await server.etcdctl(["put", "myservice/bad", "not json"])
             let store = ["--etcd", server.clientURL, "--prefix", "myservice/"]

@@ -16,7 +16,7 @@ private func open(_ server: EtcdServer, _ errors: ErrorLog, saveMode: Defaults.S
         onError: errors.handler)
 }
 
-@Suite("Defaults on etcd: faults of a real cluster")
+@Suite("Defaults on etcd: faults of a real cluster", .needsEtcd)
 struct EtcdDefaultsFaultTests {
     @Test func whenOneMemberOfThreeIsKilledWritesAndWatchesGoOn() async throws {
         try await EtcdServer.with(members: 3) { server in

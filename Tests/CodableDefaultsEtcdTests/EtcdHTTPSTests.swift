@@ -60,7 +60,8 @@ private func nextLine(_ child: ChildProcess, skippingChanges: Bool = true) throw
 
 @Suite(
     "Defaults on etcd over HTTPS, the certificate trusted through the system's trust store",
-    .enabled(if: canGiveAProcessATrustStore, "needs root and unshare --mount, to give one process a trust store"))
+    .needsEtcd, .needsOpenSSL,
+    .enabled(if: canGiveAProcessATrustStore, trustStoreMessage))
 struct EtcdHTTPSTests {
     @Test func setsLandAndTheWatchBringsChangesToTheOtherHandle() async throws {
         let made = try await TestCertificate()

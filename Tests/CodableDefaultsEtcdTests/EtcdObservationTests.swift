@@ -37,7 +37,7 @@ private final class TrackedChanges: Sendable {
     }
 }
 
-@Suite("Defaults on etcd: Observation")
+@Suite("Defaults on etcd: Observation", .needsEtcd)
 struct EtcdObservationTests {
     @Test func trackedReadsAndAnObservableModelAreToldOfAnotherHandlesChange() async throws {
         try await EtcdServer.with { server in

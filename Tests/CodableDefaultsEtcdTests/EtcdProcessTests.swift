@@ -46,7 +46,7 @@ private final class Conversation {
     }
 }
 
-@Suite("Defaults on etcd: two real processes")
+@Suite("Defaults on etcd: two real processes", .needsEtcd)
 struct EtcdProcessTests {
     @Test func twoProcessesSeeEachOthersChangesThroughObservers() async throws {
         try await EtcdServer.with { server in

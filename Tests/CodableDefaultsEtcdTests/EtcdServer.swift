@@ -62,19 +62,52 @@ final class EtcdServer: @unchecked Sendable {
     /// How long a member may take to become healthy.
     static let startTimeout: Double = 30
 
-    /// The etcd executable: `$ETCD_BINARY`, else `/usr/bin/etcd`.
+    /// Where the etcd executable is looked for: `$ETCD_BINARY`, else `/usr/bin/etcd`.
+    static func binaryPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        environment["ETCD_BINARY"] ?? "/usr/bin/etcd"
+    }
+
+    /// Where `etcdctl` is looked for: beside the etcd executable.
+    static func etcdctlPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        URL(fileURLWithPath: binaryPath(environment: environment)).deletingLastPathComponent()
+            .appendingPathComponent("etcdctl").path
+    }
+
+    /// The programs of ``binaryPath(environment:)`` and ``etcdctlPath(environment:)`` that are not executable
+    /// here.
+    static func missingPrograms(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        [binaryPath(environment: environment), etcdctlPath(environment: environment)].filter { access($0, X_OK) != 0 }
+    }
+
+    /// Whether etcd and etcdctl are installed, so that the tests that start etcd can run.
+    static let isAvailable = missingPrograms().isEmpty
+
+    /// Why the tests that start etcd are skipped where ``isAvailable`` is false: which program is missing, and
+    /// how to get it.
+    static func unavailableReason(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        "needs etcd and etcdctl, not found at \(missingPrograms(environment: environment).joined(separator: " and ")): "
+            + "run `bash Scripts/install-etcd.sh` (Debian's etcd-server and etcd-client), or set $ETCD_BINARY to an "
+            + "etcd executable that has etcdctl beside it"
+    }
+
+    /// ``unavailableReason(environment:)`` for this process, as the skip's comment.
+    static var unavailableMessage: Comment { Comment(rawValue: unavailableReason()) }
+
+    /// The etcd executable: ``binaryPath(environment:)``.
     ///
-    /// - Throws: An error saying how to install etcd when there is none (so the test fails, not skips).
+    /// - Throws: An error saying how to install etcd when there is none (a test that reaches this without the
+    ///   ``Testing/Trait/needsEtcd`` trait fails, not skips).
     static func binary(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
-        let path = environment["ETCD_BINARY"] ?? "/usr/bin/etcd"
+        let path = binaryPath(environment: environment)
         guard access(path, X_OK) == 0 else {
-            throw ChildProcessError(
-                description:
-                    "these tests need etcd at \(path) (or $ETCD_BINARY): install it with "
-                    + "`apt-get install etcd-server etcd-client`")
+            throw ChildProcessError(description: "these tests need etcd at \(path) (or $ETCD_BINARY): " + installHint)
         }
         return path
     }
+
+    /// How to install etcd, for the errors of a missing etcd or etcdctl.
+    static let installHint =
+        "install it with `bash Scripts/install-etcd.sh` (`apt-get install etcd-server etcd-client`)"
 
     /// Starts etcd with `members` members (each also given `arguments`), runs `body`, and stops etcd whatever
     /// `body` did.
@@ -259,8 +292,7 @@ final class EtcdServer: @unchecked Sendable {
     func etcdctl(_ arguments: [String], endpoints: [String]? = nil) async throws -> String {
         let executable = URL(fileURLWithPath: binary).deletingLastPathComponent().appendingPathComponent("etcdctl").path
         guard access(executable, X_OK) == 0 else {
-            throw ChildProcessError(
-                description: "these tests need etcdctl at \(executable): install it with `apt-get install etcd-client`")
+            throw ChildProcessError(description: "these tests need etcdctl at \(executable): " + Self.installHint)
         }
         let run = UUID().uuidString
         let stdout = directory.url.appendingPathComponent("etcdctl-\(run).out").path
@@ -275,6 +307,12 @@ final class EtcdServer: @unchecked Sendable {
         }
         return fileText(stdout)
     }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Skips a test or suite that starts etcd where etcd or etcdctl is not installed, saying which and how to
+    /// install it (`.ci/run` installs them, and fails when a test was skipped).
+    static var needsEtcd: Self { .enabled(if: EtcdServer.isAvailable, EtcdServer.unavailableMessage) }
 }
 
 /// An etcd member exited because one of its ports was taken after it was picked.
