@@ -31,9 +31,12 @@ let package = Package(
         // The tests, in layers that `swift test --filter` selects by target name (README, "Run and test"):
         // fast in-process unit tests; tests that start processes (the built tool, the fixture); and tests of
         // the system underneath (strace fault injection, file modes and owners, root-only file systems).
-        // What the layers share (temporary directories, child processes, fixtures): a test target of its own,
-        // so a release build (`swift build -c release`) never builds its `@testable import`.
-        .testTarget(name: "CodableDefaultsTestSupport", dependencies: ["CodableDefaults"]),
+        // What the layers share (temporary directories, child processes, fixtures): a plain target in no product,
+        // not a test target (Xcode refuses a test target that other test targets depend on). It uses only the
+        // library's public and `package` declarations, so a release build builds it too, and imports no Testing.
+        .target(
+            name: "CodableDefaultsTestSupport", dependencies: ["CodableDefaults"],
+            path: "Tests/CodableDefaultsTestSupport"),
         .testTarget(name: "CodableDefaultsTests", dependencies: ["CodableDefaults", "CodableDefaultsTestSupport"]),
         .testTarget(
             name: "CodableDefaultsProcessTests",

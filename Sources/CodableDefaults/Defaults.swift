@@ -56,7 +56,7 @@ public final class Defaults: Sendable {
         public static let `default` = SaveMode.afterIdle(.milliseconds(500))
     }
 
-    let store: Store
+    package let store: Store
 
     /// When changes made through this `Defaults` are written.
     public let saveMode: SaveMode
@@ -144,7 +144,7 @@ public final class Defaults: Sendable {
         if let arguments { store.setArguments(ArgumentDomain.parse(arguments)) }
     }
 
-    init(store: Store, saveMode: SaveMode, url: URL?) {
+    package init(store: Store, saveMode: SaveMode, url: URL?) {
         self.store = store
         self.saveMode = saveMode
         self.url = url

@@ -1,7 +1,6 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -13,7 +12,7 @@ import Testing
 private func tool(_ arguments: [String]) async throws -> (
     status: CodableDefaultsTestSupport.ExitStatus, output: [String]
 ) {
-    let path = try #require(builtTool?.path, "build the tool first: swift build --product codable-defaults")
+    let path = try Fixture.locate("codable-defaults")
     return try await onThread { try runCommand([path] + arguments) }
 }
 
@@ -22,7 +21,7 @@ private func tool(_ arguments: [String]) async throws -> (
 private func toolWithErrors(_ arguments: [String]) async throws -> (
     status: CodableDefaultsTestSupport.ExitStatus, output: [String], errors: String
 ) {
-    let path = try #require(builtTool?.path, "build the tool first: swift build --product codable-defaults")
+    let path = try Fixture.locate("codable-defaults")
     return try await onThread {
         let child = try ChildProcess(path, arguments)
         child.closeInput()
@@ -33,7 +32,7 @@ private func toolWithErrors(_ arguments: [String]) async throws -> (
 
 @Suite("codable-defaults --etcd: the tool on a store in a real etcd")
 struct EtcdCommandLineToolTests {
-    @Test func writeReadKeysAndWatchWorkOnAPrefix() async throws {
+    @Test(.needsEtcd) func writeReadKeysAndWatchWorkOnAPrefix() async throws {
         try await EtcdServer.with { server in
             let store = ["--etcd", server.clientURLs.joined(separator: ","), "--prefix", "myservice/"]
             #expect(try await tool(["write"] + store + ["volume", "0.8"]).status == .exited(0))
@@ -45,7 +44,7 @@ struct EtcdCommandLineToolTests {
             #expect(try await tool(["keys"] + store) == (.exited(0), ["name", "volume"]))
             #expect(try await tool(["read"] + store + ["missing"]).status == .exited(3))
 
-            let path = try #require(builtTool?.path)
+            let path = try Fixture.locate("codable-defaults")
             let lines = try await onThread { () throws -> [String] in
                 let watch = try ChildProcess(path, ["watch"] + store + ["volume", "--initial"])
                 var lines = [try watch.readLine(timeout: 30) ?? "end"]
@@ -61,7 +60,9 @@ struct EtcdCommandLineToolTests {
         }
     }
 
-    @Test func anEtcdUserWithAPasswordFileOpensAClusterWithAuthenticationAndThePasswordIsNeverPrinted() async throws {
+    @Test(.needsEtcd) func anEtcdUserWithAPasswordFileOpensAClusterWithAuthenticationAndThePasswordIsNeverPrinted()
+        async throws
+    {
         try await EtcdServer.with { server in
             try await server.etcdctl(["user", "add", "root:s3cret-pass"])
             try await server.etcdctl(["auth", "enable"])
@@ -89,7 +90,7 @@ struct EtcdCommandLineToolTests {
             #expect(folder.errors.contains("a directory, not a file"), "\(folder.errors)")
             // A pipe, as a shell's process substitution gives: read to its end.
             let piped = try await onThread { () throws -> CodableDefaultsTestSupport.ExitStatus in
-                let path = try #require(builtTool?.path)
+                let path = try Fixture.locate("codable-defaults")
                 let arguments = ["--etcd-user", "root", "--etcd-password-file", "/dev/stdin", "volume"]
                 let child = try ChildProcess(path, ["read"] + store + arguments)
                 try child.send("s3cret-pass")
@@ -122,7 +123,7 @@ struct EtcdCommandLineToolTests {
         }
     }
 
-    @Test func readingAKeyWhoseTextIsNotJSONSaysSoInsteadOfNoValue() async throws {
+    @Test(.needsEtcd) func readingAKeyWhoseTextIsNotJSONSaysSoInsteadOfNoValue() async throws {
         try await EtcdServer.with { server in
             try await server.etcdctl(["put", "myservice/bad", "not json"])
             let store = ["--etcd", server.clientURL, "--prefix", "myservice/"]

@@ -1,9 +1,8 @@
 import CodableDefaults
 import CodableDefaultsEtcd
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 private let volume = Defaults.Key<Double>("volume", default: 0.5)
 private let counter = Defaults.Key<Int>("counter", default: 0)
@@ -17,7 +16,7 @@ private func open(_ server: EtcdServer, _ errors: ErrorLog, saveMode: Defaults.S
         onError: errors.handler)
 }
 
-@Suite("Defaults on etcd: faults of a real cluster")
+@Suite("Defaults on etcd: faults of a real cluster", .needsEtcd)
 struct EtcdDefaultsFaultTests {
     @Test func whenOneMemberOfThreeIsKilledWritesAndWatchesGoOn() async throws {
         try await EtcdServer.with(members: 3) { server in

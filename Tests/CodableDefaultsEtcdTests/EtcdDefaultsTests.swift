@@ -1,9 +1,8 @@
 import CodableDefaults
 import CodableDefaultsEtcd
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 /// A profile, for a value that is a JSON object.
 private struct Profile: Codable, Sendable, Equatable {
@@ -39,7 +38,7 @@ func onThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) a
     }
 }
 
-@Suite("Defaults on etcd: the key API against a real etcd")
+@Suite("Defaults on etcd: the key API against a real etcd", .needsEtcd)
 struct EtcdDefaultsTests {
     @Test func everyKeyAPIStoresInEtcdAndASecondHandleReadsIt() async throws {
         try await EtcdServer.with { server in

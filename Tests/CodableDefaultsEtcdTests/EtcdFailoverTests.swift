@@ -1,12 +1,11 @@
 import CodableDefaultsEtcd
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
-@testable import CodableDefaultsTestSupport
-
 @Suite("EtcdClient: failover and authentication against a real etcd")
 struct EtcdFailoverTests {
-    @Test func aDeadFirstEndpointFailsOverToTheLiveOneAndIsRemembered() async throws {
+    @Test(.needsEtcd) func aDeadFirstEndpointFailsOverToTheLiveOneAndIsRemembered() async throws {
         try await EtcdServer.with { server in
             let dead = "http://127.0.0.1:\(try freePorts(1)[0])"
             let client = try EtcdClient(endpoints: [dead, server.clientURL])
@@ -36,7 +35,7 @@ struct EtcdFailoverTests {
         #expect(watchError?.code == .unreachable)
     }
 
-    @Test func anHTTPSEndpointWhoseCertificateTheSystemDoesNotTrustIsRefused() async throws {
+    @Test(.needsEtcd, .needsOpenSSL) func anHTTPSEndpointWhoseCertificateTheSystemDoesNotTrustIsRefused() async throws {
         let made = try await TestCertificate()
         try await EtcdServer.with(tls: made.tls) { server in
             #expect(server.clientURL.hasPrefix("https://"))
@@ -51,7 +50,7 @@ struct EtcdFailoverTests {
         }
     }
 
-    @Test func withTheRightPasswordCallsWorkAndAWrongOneIsAClearError() async throws {
+    @Test(.needsEtcd) func withTheRightPasswordCallsWorkAndAWrongOneIsAClearError() async throws {
         try await EtcdServer.with { server in
             try await server.etcdctl(["user", "add", "root:pass"])
             try await server.etcdctl(["auth", "enable"])
@@ -75,7 +74,7 @@ struct EtcdFailoverTests {
         }
     }
 
-    @Test func anInvalidatedTokenIsRenewedOnce() async throws {
+    @Test(.needsEtcd) func anInvalidatedTokenIsRenewedOnce() async throws {
         try await EtcdServer.with { server in
             try await server.etcdctl(["user", "add", "root:pass"])
             try await server.etcdctl(["auth", "enable"])
@@ -89,7 +88,7 @@ struct EtcdFailoverTests {
         }
     }
 
-    @Test func withOneMemberOfThreeKilledTheClientStillReadsWritesAndWatches() async throws {
+    @Test(.needsEtcd) func withOneMemberOfThreeKilledTheClientStillReadsWritesAndWatches() async throws {
         try await EtcdServer.with(members: 3) { server in
             let client = try EtcdClient(endpoints: server.clientURLs)
             let first = try await client.put(utf8("app/x"), utf8("1"))

@@ -1,7 +1,6 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -13,15 +12,30 @@ import Testing
 private let systemTrustStore = "/etc/ssl/certs/ca-certificates.crt"
 
 /// Whether this machine lets a test give one process a trust store of its own: a private mount namespace
-/// (`unshare --mount`, root) in which a file is bound over ``systemTrustStore``.
+/// (`unshare --mount`, root; Linux only) in which a file is bound over ``systemTrustStore``.
 private let canGiveAProcessATrustStore: Bool = {
-    guard getuid() == 0, access(systemTrustStore, R_OK) == 0 else { return false }
-    do {
-        let (status, _) = try runCommand(["unshare", "--mount", "true"])
-        return status == .exited(0)
-    } catch {
+    #if os(Linux)
+        guard getuid() == 0, access(systemTrustStore, R_OK) == 0, findExecutable("unshare") != nil else {
+            return false
+        }
+        do {
+            let (status, _) = try runCommand(["unshare", "--mount", "true"])
+            return status == .exited(0)
+        } catch {
+            return false
+        }
+    #else
         return false
-    }
+    #endif
+}()
+
+/// Why the tests of ``canGiveAProcessATrustStore`` are skipped.
+private let trustStoreMessage: Comment = {
+    #if os(Linux)
+        return "needs root, \(systemTrustStore) and `unshare --mount` (util-linux), to give one process a trust store"
+    #else
+        return "needs Linux: it gives one process a trust store with `unshare --mount` over \(systemTrustStore)"
+    #endif
 }()
 
 /// Starts `codable-defaults-etcd-fixture` with `arguments` in a mount namespace of its own whose system trust
@@ -29,9 +43,7 @@ private let canGiveAProcessATrustStore: Bool = {
 /// production, and the test's certificate is the one authority that store holds (nothing changes outside that
 /// process).
 private func startTrusting(_ certificate: String, _ arguments: [String]) throws -> ChildProcess {
-    let fixture = try #require(
-        Fixture.executable(named: "codable-defaults-etcd-fixture"),
-        "build the fixture first: swift build --product codable-defaults-etcd-fixture")
+    let fixture = try Fixture.locate("codable-defaults-etcd-fixture")
     let unshare = try #require(findExecutable("unshare"), "this test needs unshare (util-linux)")
     let script = "mount --bind \"$1\" \(systemTrustStore) && shift && exec \"$@\""
     return try ChildProcess(unshare, ["--mount", "sh", "-c", script, "sh", certificate, fixture] + arguments)
@@ -48,7 +60,8 @@ private func nextLine(_ child: ChildProcess, skippingChanges: Bool = true) throw
 
 @Suite(
     "Defaults on etcd over HTTPS, the certificate trusted through the system's trust store",
-    .enabled(if: canGiveAProcessATrustStore, "needs root and unshare --mount, to give one process a trust store"))
+    .needsEtcd, .needsOpenSSL,
+    .enabled(if: canGiveAProcessATrustStore, trustStoreMessage))
 struct EtcdHTTPSTests {
     @Test func setsLandAndTheWatchBringsChangesToTheOtherHandle() async throws {
         let made = try await TestCertificate()

@@ -12,7 +12,7 @@ struct EtcdKeyValueTests {
         (utf8("app/") + [0xFF, 0xFF], []),
     ]
 
-    @Test func putGetRangeAndDeleteAreBinarySafe() async throws {
+    @Test(.needsEtcd) func putGetRangeAndDeleteAreBinarySafe() async throws {
         try await EtcdServer.with { server in
             let client = try EtcdClient(endpoints: [server.clientURL])
             var revisions: [Int64] = []
@@ -44,7 +44,7 @@ struct EtcdKeyValueTests {
         }
     }
 
-    @Test func aPrefixEndingInFFRangesOnlyItsKeys() async throws {
+    @Test(.needsEtcd) func aPrefixEndingInFFRangesOnlyItsKeys() async throws {
         try await EtcdServer.with { server in
             let client = try EtcdClient(endpoints: [server.clientURL])
             let prefix: [UInt8] = [0x61, 0xFF]
@@ -57,7 +57,7 @@ struct EtcdKeyValueTests {
         }
     }
 
-    @Test func aTransactionFailsWhenTheRevisionMovedAndSucceedsAfterRereading() async throws {
+    @Test(.needsEtcd) func aTransactionFailsWhenTheRevisionMovedAndSucceedsAfterRereading() async throws {
         try await EtcdServer.with { server in
             let client = try EtcdClient(endpoints: [server.clientURL])
             let counter = utf8("app/counter")
@@ -98,7 +98,7 @@ struct EtcdKeyValueTests {
         }
     }
 
-    @Test func etcdsRefusalIsAnErrorNamingTheEndpointAndQuotingEtcd() async throws {
+    @Test(.needsEtcd) func etcdsRefusalIsAnErrorNamingTheEndpointAndQuotingEtcd() async throws {
         try await EtcdServer.with { server in
             let client = try EtcdClient(endpoints: [server.clientURL])
             let key = utf8("app/twice")
@@ -126,5 +126,14 @@ struct EtcdKeyValueTests {
             try EtcdServer.binary(environment: ["ETCD_BINARY": "/nonexistent/etcd"])
         }
         #expect("\(error.map { "\($0)" } ?? "")".contains("apt-get install etcd-server etcd-client"))
+    }
+
+    /// The reason the etcd tests print when they are skipped names the missing program and how to get it.
+    @Test func theSkipReasonOfAMissingEtcdNamesItAndHowToInstallIt() {
+        let missing = ["ETCD_BINARY": "/nonexistent/etcd"]
+        #expect(EtcdServer.missingPrograms(environment: missing) == ["/nonexistent/etcd", "/nonexistent/etcdctl"])
+        let reason = EtcdServer.unavailableReason(environment: missing)
+        #expect(reason.contains("not found at /nonexistent/etcd and /nonexistent/etcdctl"), "\(reason)")
+        #expect(reason.contains("bash Scripts/install-etcd.sh") && reason.contains("$ETCD_BINARY"), "\(reason)")
     }
 }

@@ -1,11 +1,10 @@
 import CodableDefaults
 import CodableDefaultsEtcd
+import CodableDefaultsTestSupport
 import Dispatch
 import Foundation
 import Observation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 /// Counts the `onChange` calls of one `withObservationTracking`, and signals each.
 private final class TrackedChanges: Sendable {
@@ -38,7 +37,7 @@ private final class TrackedChanges: Sendable {
     }
 }
 
-@Suite("Defaults on etcd: Observation")
+@Suite("Defaults on etcd: Observation", .needsEtcd)
 struct EtcdObservationTests {
     @Test func trackedReadsAndAnObservableModelAreToldOfAnotherHandlesChange() async throws {
         try await EtcdServer.with { server in

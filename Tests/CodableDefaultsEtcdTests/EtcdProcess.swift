@@ -1,6 +1,5 @@
+import CodableDefaultsTestSupport
 import Foundation
-
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -22,7 +21,12 @@ final class EtcdProcess {
     )
         throws
     {
-        var actions = posix_spawn_file_actions_t()
+        #if canImport(Darwin)
+            // Darwin's `posix_spawn_file_actions_t` is a pointer that `posix_spawn_file_actions_init` allocates.
+            var actions: posix_spawn_file_actions_t? = nil
+        #else
+            var actions = posix_spawn_file_actions_t()
+        #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)

@@ -1,13 +1,10 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
-@testable import CodableDefaultsTestSupport
-
 /// Starts `codable-defaults-etcd-fixture` on `endpoints` and `prefix`, and waits for its `ready` line.
 private func startFixture(_ endpoints: [String], prefix: String = "myservice/") throws -> ChildProcess {
-    let path = try #require(
-        Fixture.executable(named: "codable-defaults-etcd-fixture"),
-        "build the fixture first: swift build --product codable-defaults-etcd-fixture")
+    let path = try Fixture.locate("codable-defaults-etcd-fixture")
     let child = try ChildProcess(path, [endpoints.joined(separator: ","), prefix])
     let ready = try child.readLine(timeout: 30)
     try #require(ready?.hasPrefix("ready ") == true, "\(ready ?? "no line")")
@@ -49,7 +46,7 @@ private final class Conversation {
     }
 }
 
-@Suite("Defaults on etcd: two real processes")
+@Suite("Defaults on etcd: two real processes", .needsEtcd)
 struct EtcdProcessTests {
     @Test func twoProcessesSeeEachOthersChangesThroughObservers() async throws {
         try await EtcdServer.with { server in

@@ -1,10 +1,9 @@
 import CodableDefaults
 import CodableDefaultsEtcd
+import CodableDefaultsTestSupport
 import Dispatch
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 /// The bytes of `text`.
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
@@ -43,7 +42,7 @@ private func signalled(_ semaphore: DispatchSemaphore) async throws -> Bool {
 /// whole key space, peers that close early or answer what etcd never would, keys that are not UTF-8.
 @Suite("Defaults on etcd: races and misbehaving servers")
 struct EtcdRobustnessTests {
-    @Test func anotherWritersChangeThatArrivesBeforeTheAnswerToOurTransactionIsKept() async throws {
+    @Test(.needsEtcd) func anotherWritersChangeThatArrivesBeforeTheAnswerToOurTransactionIsKept() async throws {
         try await EtcdServer.with { server in
             let proxy = try TestTCPServer(.proxy(to: server.members[0].clientPort))
             let (defaults, storage) = try await openPatiently(proxy.url)
@@ -69,7 +68,7 @@ struct EtcdRobustnessTests {
         }
     }
 
-    @Test func aModifyThatChangesNothingKeepsTheChangeTheWatchBroughtAfterItsRead() async throws {
+    @Test(.needsEtcd) func aModifyThatChangesNothingKeepsTheChangeTheWatchBroughtAfterItsRead() async throws {
         try await EtcdServer.with { server in
             let direct = try EtcdClient(endpoints: [server.clientURL])
             try await direct.put(bytes("myservice/k"), bytes("\"1\""))
@@ -91,7 +90,7 @@ struct EtcdRobustnessTests {
         }
     }
 
-    @Test func aWatchCatchingUpResumesAfterTheLastEventItGotNotAfterTheHeadersRevision() async throws {
+    @Test(.needsEtcd) func aWatchCatchingUpResumesAfterTheLastEventItGotNotAfterTheHeadersRevision() async throws {
         try await EtcdServer.with { server in
             let client = try EtcdClient(endpoints: [server.clientURL])
             let start = try await client.range(prefix: bytes("myservice/")).revision + 1
@@ -114,7 +113,7 @@ struct EtcdRobustnessTests {
         }
     }
 
-    @Test func aStoreOnTheWholeKeySpaceSavesItsPendingChangesWhenEtcdIsBack() async throws {
+    @Test(.needsEtcd) func aStoreOnTheWholeKeySpaceSavesItsPendingChangesWhenEtcdIsBack() async throws {
         try await EtcdServer.with { server in
             let errors = ErrorLog()
             let defaults = try await Defaults(
@@ -166,7 +165,8 @@ struct EtcdRobustnessTests {
         #expect(elapsed >= .milliseconds(300), "four watch requests within \(elapsed)")
     }
 
-    @Test func whatASaveInSeveralTransactionsWroteBeforeOneFailedIsSavedAndNeverWrittenAgain() async throws {
+    @Test(.needsEtcd) func whatASaveInSeveralTransactionsWroteBeforeOneFailedIsSavedAndNeverWrittenAgain() async throws
+    {
         try await EtcdServer.with { server in
             let defaults = try await Defaults(
                 etcd: [URL(string: server.clientURL)!], prefix: "myservice/", saveMode: .manual)
@@ -196,7 +196,7 @@ struct EtcdRobustnessTests {
         }
     }
 
-    @Test func aMemberThatGivesUpOnARequestIsSkippedForTheNextOne() async throws {
+    @Test(.needsEtcd) func aMemberThatGivesUpOnARequestIsSkippedForTheNextOne() async throws {
         try await EtcdServer.with { server in
             let body = #"{"error":"context canceled","message":"context canceled","code":1}"#
             let tired = try TestTCPServer(
@@ -209,7 +209,7 @@ struct EtcdRobustnessTests {
         }
     }
 
-    @Test func keysWhoseNamesAreNotUTF8AreLeftOutAndNeverWritten() async throws {
+    @Test(.needsEtcd) func keysWhoseNamesAreNotUTF8AreLeftOutAndNeverWritten() async throws {
         try await EtcdServer.with { server in
             let client = try EtcdClient(endpoints: [server.clientURL])
             try await client.put(bytes("myservice/") + [0xFF], bytes("1"))

@@ -1,7 +1,6 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -63,19 +62,52 @@ final class EtcdServer: @unchecked Sendable {
     /// How long a member may take to become healthy.
     static let startTimeout: Double = 30
 
-    /// The etcd executable: `$ETCD_BINARY`, else `/usr/bin/etcd`.
+    /// Where the etcd executable is looked for: `$ETCD_BINARY`, else `/usr/bin/etcd`.
+    static func binaryPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        environment["ETCD_BINARY"] ?? "/usr/bin/etcd"
+    }
+
+    /// Where `etcdctl` is looked for: beside the etcd executable.
+    static func etcdctlPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        URL(fileURLWithPath: binaryPath(environment: environment)).deletingLastPathComponent()
+            .appendingPathComponent("etcdctl").path
+    }
+
+    /// The programs of ``binaryPath(environment:)`` and ``etcdctlPath(environment:)`` that are not executable
+    /// here.
+    static func missingPrograms(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        [binaryPath(environment: environment), etcdctlPath(environment: environment)].filter { access($0, X_OK) != 0 }
+    }
+
+    /// Whether etcd and etcdctl are installed, so that the tests that start etcd can run.
+    static let isAvailable = missingPrograms().isEmpty
+
+    /// Why the tests that start etcd are skipped where ``isAvailable`` is false: which program is missing, and
+    /// how to get it.
+    static func unavailableReason(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        "needs etcd and etcdctl, not found at \(missingPrograms(environment: environment).joined(separator: " and ")): "
+            + "run `bash Scripts/install-etcd.sh` (Debian's etcd-server and etcd-client), or set $ETCD_BINARY to an "
+            + "etcd executable that has etcdctl beside it"
+    }
+
+    /// ``unavailableReason(environment:)`` for this process, as the skip's comment.
+    static var unavailableMessage: Comment { Comment(rawValue: unavailableReason()) }
+
+    /// The etcd executable: ``binaryPath(environment:)``.
     ///
-    /// - Throws: An error saying how to install etcd when there is none (so the test fails, not skips).
+    /// - Throws: An error saying how to install etcd when there is none (a test that reaches this without the
+    ///   ``Testing/Trait/needsEtcd`` trait fails, not skips).
     static func binary(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
-        let path = environment["ETCD_BINARY"] ?? "/usr/bin/etcd"
+        let path = binaryPath(environment: environment)
         guard access(path, X_OK) == 0 else {
-            throw ChildProcessError(
-                description:
-                    "these tests need etcd at \(path) (or $ETCD_BINARY): install it with "
-                    + "`apt-get install etcd-server etcd-client`")
+            throw ChildProcessError(description: "these tests need etcd at \(path) (or $ETCD_BINARY): " + installHint)
         }
         return path
     }
+
+    /// How to install etcd, for the errors of a missing etcd or etcdctl.
+    static let installHint =
+        "install it with `bash Scripts/install-etcd.sh` (`apt-get install etcd-server etcd-client`)"
 
     /// Starts etcd with `members` members (each also given `arguments`), runs `body`, and stops etcd whatever
     /// `body` did.
@@ -260,8 +292,7 @@ final class EtcdServer: @unchecked Sendable {
     func etcdctl(_ arguments: [String], endpoints: [String]? = nil) async throws -> String {
         let executable = URL(fileURLWithPath: binary).deletingLastPathComponent().appendingPathComponent("etcdctl").path
         guard access(executable, X_OK) == 0 else {
-            throw ChildProcessError(
-                description: "these tests need etcdctl at \(executable): install it with `apt-get install etcd-client`")
+            throw ChildProcessError(description: "these tests need etcdctl at \(executable): " + Self.installHint)
         }
         let run = UUID().uuidString
         let stdout = directory.url.appendingPathComponent("etcdctl-\(run).out").path
@@ -276,6 +307,12 @@ final class EtcdServer: @unchecked Sendable {
         }
         return fileText(stdout)
     }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Skips a test or suite that starts etcd where etcd or etcdctl is not installed, saying which and how to
+    /// install it (`.ci/run` installs them, and fails when a test was skipped).
+    static var needsEtcd: Self { .enabled(if: EtcdServer.isAvailable, EtcdServer.unavailableMessage) }
 }
 
 /// An etcd member exited because one of its ports was taken after it was picked.
@@ -310,13 +347,27 @@ func acceptsConnections(port: Int) -> Bool {
     return connectLoopback(descriptor, port: port) == 0
 }
 
-/// A new TCP socket (IPv4), or -1.
+/// A new TCP socket (IPv4), or -1. A write to it after the peer closed is an error (`EPIPE`), never a `SIGPIPE`
+/// that would end the tests: see ``withoutSigpipe(_:)``.
 func tcpSocket() -> Int32 {
     #if canImport(Glibc)
-        socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        withoutSigpipe(socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0))
     #else
-        socket(AF_INET, SOCK_STREAM, 0)
+        withoutSigpipe(socket(AF_INET, SOCK_STREAM, 0))
     #endif
+}
+
+/// Returns `descriptor`, a socket (or -1), after making a write to it after the peer closed an error rather than a
+/// `SIGPIPE`: on Apple platforms with the socket option `SO_NOSIGPIPE` (sys/socket.h), as the library's client
+/// does; on Linux, where no such option exists, every `send` of the tests passes `MSG_NOSIGNAL` instead.
+func withoutSigpipe(_ descriptor: Int32) -> Int32 {
+    #if canImport(Darwin)
+        if descriptor >= 0 {
+            var on: Int32 = 1
+            _ = setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
+    #endif
+    return descriptor
 }
 
 /// Binds `descriptor` to 127.0.0.1:`port` (0: a free port the kernel picks); `bind`'s result.
@@ -342,6 +393,9 @@ func boundPort(_ descriptor: Int32) -> Int? {
 /// Calls `body` with the address 127.0.0.1:`port` and its length.
 private func withLoopbackAddress(port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
     var address = sockaddr_in()
+    #if canImport(Darwin)
+        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)  // BSD's sockaddr has a length field
+    #endif
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = UInt16(port).bigEndian

@@ -2,7 +2,7 @@ import CodableDefaultsEtcd
 import Foundation
 import Testing
 
-@Suite("EtcdClient: watches against a real etcd")
+@Suite("EtcdClient: watches against a real etcd", .needsEtcd)
 struct EtcdWatchTests {
     @Test func aWatchSeesAPutAndADeleteMadeByEtcdctl() async throws {
         try await EtcdServer.with { server in

@@ -1,7 +1,15 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
-@testable import CodableDefaultsTestSupport
+extension Trait where Self == ConditionTrait {
+    /// Skips a test or suite that makes a ``TestCertificate`` where `openssl` is not installed, saying so.
+    static var needsOpenSSL: Self {
+        .enabled(
+            if: findExecutable("openssl") != nil,
+            "needs openssl to make a test certificate, and it is not installed (apt-get install openssl)")
+    }
+}
 
 /// A self-signed certificate for 127.0.0.1 and its key, made with `openssl` in a temporary directory: etcd serves
 /// clients over HTTPS with it, and a test that trusts it uses it as its only certificate authority.

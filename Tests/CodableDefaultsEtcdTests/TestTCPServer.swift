@@ -1,7 +1,6 @@
+import CodableDefaultsTestSupport
 import Dispatch
 import Foundation
-
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -51,7 +50,7 @@ final class TestTCPServer: @unchecked Sendable {
         self.listener = listener
         Thread.detachNewThread { [weak self] in
             while true {
-                let connection = accept(listener, nil, nil)
+                let connection = withoutSigpipe(accept(listener, nil, nil))
                 guard connection >= 0 else { return }  // The listener was closed.
                 guard let self else {
                     close(connection)
@@ -192,7 +191,8 @@ final class TestTCPServer: @unchecked Sendable {
     }
 }
 
-/// Flags of `send` that turn a closed peer into an error instead of a `SIGPIPE`.
+/// Flags of `send` that turn a closed peer into an error instead of a `SIGPIPE`: none on Apple platforms, whose
+/// sockets of the tests have `SO_NOSIGPIPE` (``withoutSigpipe(_:)``).
 #if canImport(Darwin)
     private let sendFlags: Int32 = 0
 #else

@@ -1,8 +1,7 @@
 import CodableDefaults
 import CodableDefaultsEtcd
+import CodableDefaultsTestSupport
 import Foundation
-
-@testable import CodableDefaultsTestSupport
 
 /// Iterates a watch in a task of its own and keeps what it saw: the events, and the error it ended with.
 final class WatchRecorder: Sendable {

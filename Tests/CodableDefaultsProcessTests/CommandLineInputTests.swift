@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// What the tool does with arguments it cannot use as given, keys that would break its line-oriented
 /// output, and keys too long to print whole.
@@ -88,7 +88,7 @@ extension ToolSandbox {
     /// Runs `codable-defaults SCRIPT` through `/bin/sh` in `work/`, so that the arguments can hold bytes that a
     /// Swift `String` cannot (the script is the tool's arguments, as written in a shell).
     func runThroughShell(_ script: String, timeout: Duration = .seconds(60)) async throws -> ToolResult {
-        let binary = try #require(builtTool, "codable-defaults is built next to the test bundle")
+        let binary = URL(fileURLWithPath: try Fixture.locate("codable-defaults"))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", "exec \"$0\" " + script, binary.path]

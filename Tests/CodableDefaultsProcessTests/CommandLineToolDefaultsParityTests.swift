@@ -1,8 +1,7 @@
 import CodableDefaults
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 /// Tests of what the command-line tool takes from macOS `defaults(1)`: the type flags of `write`,
 /// `read-type`, `rename`, and the usage errors a `defaults` user meets first. Run as a real process.

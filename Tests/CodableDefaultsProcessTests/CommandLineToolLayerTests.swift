@@ -1,7 +1,6 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 /// Tests of the tool's layer options (`--env-prefix`, `--override`, `--fallback`, `--fallback-dir`,
 /// `--secret-dir`, `--secret-env-prefix`, `--show-secrets`), `explain`, and the note of a shadowed `write`: the

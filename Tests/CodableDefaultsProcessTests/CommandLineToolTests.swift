@@ -1,7 +1,6 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Darwin)
     import Darwin
@@ -333,17 +332,21 @@ import Testing
         #expect(try await sandbox.run(["read", "--suite", "prefs", "a"]).stdout == "1\n")
         #expect(try await sandbox.run(["keys", "--standard", "other"]).stdout == "b\n", "the override wins")
 
-        let xdg = sandbox.root.appendingPathComponent("xdg")
-        let environment = ["CODABLE_DEFAULTS_DIRECTORY": "", "XDG_CONFIG_HOME": xdg.path]
-        try await sandbox.expectSuccess(["write", "--standard", "myapp", "c", "3"], environment: environment)
-        try await sandbox.expectSuccess(
-            ["write", "--suite", "s", "--app", "myapp", "d", "4"], environment: environment)
-        #expect(try sandbox.text(at: xdg.appendingPathComponent("myapp/defaults.json")) == "{\n  \"c\": 3\n}\n")
-        #expect(try sandbox.text(at: xdg.appendingPathComponent("myapp/s.json")) == "{\n  \"d\": 4\n}\n")
-        try await sandbox.expectSuccess(["write", "--suite", "own", "e", "5"], environment: environment)
-        #expect(
-            try sandbox.text(at: xdg.appendingPathComponent("codable-defaults/own.json")) == "{\n  \"e\": 5\n}\n",
-            "a suite without --app is the tool's own, as Defaults(suiteName:) resolves it")
+        // Without the override: XDG_CONFIG_HOME on Linux. (Apple platforms use the user's Application Support, which
+        // a test must not write in.)
+        #if os(Linux)
+            let xdg = sandbox.root.appendingPathComponent("xdg")
+            let environment = ["CODABLE_DEFAULTS_DIRECTORY": "", "XDG_CONFIG_HOME": xdg.path]
+            try await sandbox.expectSuccess(["write", "--standard", "myapp", "c", "3"], environment: environment)
+            try await sandbox.expectSuccess(
+                ["write", "--suite", "s", "--app", "myapp", "d", "4"], environment: environment)
+            #expect(try sandbox.text(at: xdg.appendingPathComponent("myapp/defaults.json")) == "{\n  \"c\": 3\n}\n")
+            #expect(try sandbox.text(at: xdg.appendingPathComponent("myapp/s.json")) == "{\n  \"d\": 4\n}\n")
+            try await sandbox.expectSuccess(["write", "--suite", "own", "e", "5"], environment: environment)
+            #expect(
+                try sandbox.text(at: xdg.appendingPathComponent("codable-defaults/own.json")) == "{\n  \"e\": 5\n}\n",
+                "a suite without --app is the tool's own, as Defaults(suiteName:) resolves it")
+        #endif
     }
 
     // MARK: Failures
@@ -482,8 +485,11 @@ final class ToolSandbox: @unchecked Sendable {
     var configDirectory: URL { root.appendingPathComponent("config") }
 
     init() throws {
-        root = FileManager.default.temporaryDirectory
+        let made = FileManager.default.temporaryDirectory
             .appendingPathComponent("CommandLineToolTests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: made, withIntermediateDirectories: true)
+        // Canonical, as the paths the tool reports are (Apple systems' temporary directory is under the link /var).
+        root = URL(fileURLWithPath: canonicalPath(made.path), isDirectory: true)
         work = root.appendingPathComponent("work", isDirectory: true)
         io = root.appendingPathComponent("io", isDirectory: true)
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
@@ -502,7 +508,7 @@ final class ToolSandbox: @unchecked Sendable {
     func start(
         _ arguments: [String], environment: [String: String] = [:], standardOutput: URL? = nil
     ) throws -> RunningTool {
-        let binary = try #require(builtTool, "codable-defaults is built next to the test bundle")
+        let binary = URL(fileURLWithPath: try Fixture.locate("codable-defaults"))
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments

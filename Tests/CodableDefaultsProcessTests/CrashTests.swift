@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -23,7 +23,7 @@ import Testing
     static let kills = ProcessInfo.processInfo.environment["CODABLE_DEFAULTS_CRASH_KILLS"].flatMap { Int($0) } ?? 200
 
     @Test func harnessAgreesWithTheFixtureOnTheWriterStates() throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         for generation in [1, 2, 7, 600, 12345] {
             let child = try ChildProcess(fixture, ["state", String(generation)])
             let lines = try child.readToEnd(timeout: 20)
@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func killedWriterAlwaysLeavesAnAcknowledgedState() throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let temporaryPrefix = "." + url.lastPathComponent + "."

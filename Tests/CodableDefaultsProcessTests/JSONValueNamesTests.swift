@@ -1,7 +1,6 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 /// The command-line tool refuses a ``JSONValue`` object with two member names that differ only in Unicode
 /// normalization, as the library does (the in-process tests of this suite are in the unit tests).

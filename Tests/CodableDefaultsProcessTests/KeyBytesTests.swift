@@ -1,7 +1,6 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 /// Member names are bytes, through the command-line tool too: the test of ``KeyBytesTests`` that runs the
 /// built tool (the in-process ones are in the unit tests).
@@ -28,7 +27,7 @@ import Testing
 /// Runs the built `codable-defaults` to its end; its output is small, so reading the pipes to their end
 /// before waiting cannot block.
 private func runTool(_ arguments: [String]) throws -> (status: Int32, stdout: [UInt8], stderr: String) {
-    let binary = try #require(builtTool, "codable-defaults is built next to the test bundle")
+    let binary = URL(fileURLWithPath: try Fixture.locate("codable-defaults"))
     let process = Process()
     process.executableURL = binary
     process.arguments = arguments

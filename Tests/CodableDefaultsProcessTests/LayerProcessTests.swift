@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Layers in a real process: a `codable-defaults-fixture serve` started with real environment variables, a
 /// fallback file and directories, edited while it runs.
@@ -11,7 +11,7 @@ import Testing
     func serve(
         _ dir: TemporaryDirectory, environment: [String: String], options: [String] = []
     ) throws -> ChildProcess {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let child = try ChildProcess(
             fixture, ["serve", dir.file().path, "--env-prefix", "MYSERVICE_"] + options, environment: environment)
         let ready = try #require(try child.readLine(timeout: 30))

@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -17,7 +17,7 @@ import Testing
 @Suite struct ModifyProcessTests {
     /// Runs the built tool with `arguments` as a child process (standard error in `dir`).
     private func startTool(_ arguments: [String], in dir: TemporaryDirectory, name: String) throws -> ChildProcess {
-        let tool = try #require(builtTool, "codable-defaults is built next to the test bundle")
+        let tool = URL(fileURLWithPath: try Fixture.locate("codable-defaults"))
         return try ChildProcess(tool.path, arguments, stderrPath: dir.file("\(name).stderr").path)
     }
 
@@ -63,7 +63,7 @@ import Testing
     /// The tool's read-modify-write waits for the lock before it reads: a value another process writes while
     /// holding the lock is what the tool adds to.
     @Test(
-        .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "needs /proc to see the tool wait"),
+        .enabled(if: hasProcFileSystem, "needs Linux's /proc/PID/fd, to see the tool wait for the lock"),
         arguments: [
             (["write", "recent", "-array-add", "theirs"], #"["mine"]"#, #"{"recent":["mine","theirs"]}"#),
             (["write", "recent", "-dict-add", "b", "2"], #"{"a":"1"}"#, #"{"recent":{"a":"1","b":"2"}}"#),

@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -19,7 +19,7 @@ final class ServedStore {
     private(set) var events: [String] = []
 
     init(_ url: URL, saveMode: String = "manual") throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         child = try ChildProcess(fixture, ["serve", url.path, "--save-mode", saveMode])
         let ready = try #require(try child.readLine(timeout: 30))
         #expect(ready.hasPrefix("ready "), "\(ready)")
@@ -136,8 +136,13 @@ final class ServedStore {
 
     /// `Defaults.standard` in a real program: placed under `$XDG_CONFIG_HOME/<executable name>`, with the
     /// program's `-key value` arguments as its argument domain, and moved by `CODABLE_DEFAULTS_DIRECTORY`.
-    @Test func standardLivesUnderXDGConfigHomeAndReadsTheArguments() throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+    @Test(
+        .enabled(
+            if: isLinux,
+            "needs Linux: XDG_CONFIG_HOME places Defaults.standard there; Apple platforms use Application Support"
+        ))
+    func standardLivesUnderXDGConfigHomeAndReadsTheArguments() throws {
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let config = dir.url.appendingPathComponent("config").path
         let child = try ChildProcess(
@@ -167,8 +172,9 @@ final class ServedStore {
         #expect(try openFresh(dir.file()).integer(forKey: "left-at-exit") == 42)
     }
 
-    @Test func aDeadLockHolderReleasesTheLock() throws {
-        let python = try #require(findExecutable("python3"), "python3 holds the lock in this test")
+    @Test(.enabled(if: findExecutable("python3") != nil, "needs python3, which holds the lock in this test"))
+    func aDeadLockHolderReleasesTheLock() throws {
+        let python = try #require(findExecutable("python3"))
         let dir = try TemporaryDirectory()
         let lockPath = dir.file(".settings.json.lock").path
         let holder = try ChildProcess(
@@ -205,6 +211,25 @@ final class ServedStore {
 
     /// `flock LOCKFILE -c 'echo locked; exec cat'` from util-linux: holds the store's lock until its input closes.
     final class LockHolder {
+        /// Whether the tests of a held lock can run: util-linux's `flock` is installed, and the library names the
+        /// holder's pid in a lock timeout, which it reads from `/proc/locks` (Linux only).
+        static let isAvailable: Bool = {
+            #if os(Linux)
+                return findExecutable("flock") != nil && FileManager.default.isReadableFile(atPath: "/proc/locks")
+            #else
+                return false
+            #endif
+        }()
+
+        /// Why the tests of a held lock are skipped where ``isAvailable`` is false.
+        static let unavailableMessage: Comment = {
+            #if os(Linux)
+                return "needs flock from util-linux and /proc/locks"
+            #else
+                return "needs Linux: flock(1) from util-linux, and the lock holder's pid read from /proc/locks"
+            #endif
+        }()
+
         let child: ChildProcess
 
         init(_ lockPath: String) throws {
@@ -222,7 +247,7 @@ final class ServedStore {
         }
     }
 
-    @Test(.enabled(if: findExecutable("flock") != nil, "needs flock from util-linux"))
+    @Test(.enabled(if: LockHolder.isAvailable, LockHolder.unavailableMessage))
     func aLockHeldByAnotherProcessTimesOutAndTheChangeStaysPending() throws {
         let dir = try TemporaryDirectory()
         let url = dir.file()

@@ -1,14 +1,14 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// The command-line tool keeps number literals: `check`, `read`, `export`, `import` and `write`.
 @Suite struct NumberExactnessToolTests {
     /// Runs the tool in `dir` to its end; returns its status and outputs.
     func run(_ arguments: [String], in dir: TemporaryDirectory) throws -> (status: Int32, out: String, err: String) {
-        let binary: URL = try #require(builtTool, "codable-defaults is built next to the test bundle")
+        let binary: URL = URL(fileURLWithPath: try Fixture.locate("codable-defaults"))
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments

@@ -1,7 +1,6 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Darwin)
     import Darwin

@@ -1,4 +1,4 @@
-@testable import CodableDefaultsTestSupport
+import CodableDefaultsTestSupport
 
 /// How a child process ended: the test support's ``CodableDefaultsTestSupport/ExitStatus``, not Swift
 /// Testing's `ExitStatus` of exit tests, which `import Testing` also brings into scope.

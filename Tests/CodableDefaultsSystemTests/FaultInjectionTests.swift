@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -34,7 +34,7 @@ import Testing
             InjectedFault(.temporaryClose, "EIO", EIO),
         ])
     func failedSystemCallLosesNothing(_ fault: InjectedFault) throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)
@@ -98,7 +98,7 @@ import Testing
         .enabled(if: Strace.isUsable, Strace.unavailableMessage),
         arguments: [InjectedFault(.directoryFsync, "EIO", EIO), InjectedFault(.directoryOpen, "EMFILE", EMFILE)])
     func failedDirectoryFlushSavesTheChangeAndIsRetried(_ fault: InjectedFault) throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)
@@ -138,7 +138,7 @@ import Testing
     /// with 5 rather than saying it failed.
     @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
     func toolWhoseDirectoryFlushFailsWarnsAndExitsWithFive() throws {
-        let tool = try #require(Fixture.executable(named: "codable-defaults"), "codable-defaults is not built")
+        let tool = try Fixture.locate("codable-defaults")
         let strace = try #require(Strace.path)
         func run(_ dir: TemporaryDirectory, inject: String?) throws -> (ExitStatus, String, StraceLog) {
             let log = dir.file("strace.log").path
@@ -173,7 +173,7 @@ import Testing
             InjectedFault(.temporaryOpen, "EINTR", EINTR), InjectedFault(.temporaryWrite, "EINTR", EINTR),
         ])
     func interruptedCallIsRetried(_ fault: InjectedFault) throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let clean = try StraceSession(fixture: fixture, store: url, in: dir, inject: nil)
@@ -193,7 +193,7 @@ import Testing
 
     @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
     func saveSyscallsRunInTheDurableOrder() throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)
@@ -460,7 +460,7 @@ enum Strace {
 
     /// Whether strace can trace and inject faults here (it is installed and `ptrace` is allowed).
     static let isUsable: Bool = {
-        guard path != nil else { return false }
+        guard isLinux, path != nil else { return false }
         do {
             let result = try runCommand(
                 [
@@ -475,7 +475,8 @@ enum Strace {
 
     /// Why the strace tests are skipped.
     static var unavailableMessage: Comment {
-        path == nil
+        guard isLinux else { return "needs Linux: strace injects faults into the system calls of the save" }
+        return path == nil
             ? "strace is not installed (apt-get install -y strace; Scripts/reliability.sh does it)"
             : "strace cannot trace here (ptrace refused)"
     }
@@ -650,7 +651,8 @@ struct FixtureError: CustomStringConvertible {
 enum FileSystemTools {
     /// Whether `chattr +i` works on the temporary directory's file system.
     static let canMakeImmutable: Bool = {
-        guard getuid() == 0, findExecutable("chattr") != nil else { return false }
+        // chattr is e2fsprogs' (Apple systems have chflags, whose flags differ).
+        guard isLinux, getuid() == 0, findExecutable("chattr") != nil else { return false }
         do {
             let dir = try TemporaryDirectory()
             let probe = dir.file("probe").path
@@ -664,12 +666,18 @@ enum FileSystemTools {
     }()
 
     /// Why the `chattr` tests are skipped.
-    static let chattrMessage: Comment =
-        "needs root and chattr +i on the temporary directory's file system (tests run as root ignore mode bits)"
+    static let chattrMessage: Comment = {
+        #if os(Linux)
+            return "needs root and chattr +i on the temporary directory's file system (root ignores mode bits)"
+        #else
+            return "needs Linux: chattr +i (e2fsprogs) makes a file immutable even for root"
+        #endif
+    }()
 
     /// Whether a small tmpfs can be mounted here.
     static let canMountTmpfs: Bool = {
-        guard getuid() == 0, findExecutable("mount") != nil else { return false }
+        // Apple systems have no tmpfs.
+        guard isLinux, getuid() == 0, findExecutable("mount") != nil else { return false }
         do {
             let dir = try TemporaryDirectory()
             _ = try Mount(in: dir, size: "64k")
@@ -680,7 +688,13 @@ enum FileSystemTools {
     }()
 
     /// Why the mount tests are skipped.
-    static let mountMessage: Comment = "needs root and permission to mount a tmpfs (mount -t tmpfs -o size=64k)"
+    static let mountMessage: Comment = {
+        #if os(Linux)
+            return "needs root and permission to mount a tmpfs (mount -t tmpfs -o size=64k)"
+        #else
+            return "needs Linux: mounts a small tmpfs, read-only or full"
+        #endif
+    }()
 
     /// Sets or clears the immutable attribute.
     static func setImmutable(_ path: String, _ on: Bool) throws {

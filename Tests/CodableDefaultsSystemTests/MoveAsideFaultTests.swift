@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -28,7 +28,7 @@ import Testing
     /// the moved file's URL and nothing is lost.
     @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
     func explicitMoveWhoseDirectoryFlushFailsKeepsTheState() throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)
@@ -76,7 +76,7 @@ import Testing
     /// and the next flush, with nothing to write, flushes the directory again and succeeds.
     @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
     func explicitMoveWhoseDirectoryFlushKeepsFailingThrowsNotDurable() throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)
@@ -119,7 +119,7 @@ import Testing
     /// directory's flush.
     @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
     func openingMoveWhoseDirectoryFlushFailsOpensAndRetries() throws {
-        let fixture = try #require(Fixture.path, "the codable-defaults-fixture executable is not built")
+        let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)

@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Regression tests for defects an independent review found: each failed before its fix. The one here needs
 /// root (`chattr +i`); the others are in the unit tests.

@@ -1,9 +1,14 @@
-@testable import CodableDefaults
+import CodableDefaults
 
 /// Records what a handler was called with.
-final class Recorder<Value: Sendable>: Sendable {
+package final class Recorder<Value: Sendable>: Sendable {
     private let storage = Locked<[Value]>([])
 
-    var values: [Value] { storage.withLock { $0 } }
-    func append(_ value: Value) { storage.withLock { $0.append(value) } }
+    /// An empty recorder.
+    package init() {}
+
+    /// What was recorded, in order.
+    package var values: [Value] { storage.withLock { $0 } }
+    /// Records `value`.
+    package func append(_ value: Value) { storage.withLock { $0.append(value) } }
 }

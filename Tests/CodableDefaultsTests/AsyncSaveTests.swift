@@ -1,9 +1,9 @@
+import CodableDefaultsTestSupport
 import Dispatch
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 #if canImport(Glibc)
     import Glibc

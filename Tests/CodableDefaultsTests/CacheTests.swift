@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Counts its own encodes and decodes, per test (each test uses its own counter).
 final class CodingCounter: @unchecked Sendable {

@@ -1,7 +1,7 @@
+import CodableDefaultsTestSupport
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Parses `input` with `Document.parse` and indexes it with `DocumentIndex`, recording an issue wherever the two
 /// disagree: one accepts and the other rejects, the errors differ in any field, a member's name or value differs,

@@ -1,7 +1,7 @@
+import CodableDefaultsTestSupport
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Tests of the store file parser, value compactor and writer.
 @Suite struct DocumentTests {

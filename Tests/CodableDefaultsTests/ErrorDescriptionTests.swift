@@ -1,7 +1,7 @@
+import CodableDefaultsTestSupport
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// How an error describes itself in one line: the key as a JSON string, shortened when long.
 @Suite struct ErrorDescriptionTests {

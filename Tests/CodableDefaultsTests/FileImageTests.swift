@@ -1,7 +1,7 @@
+import CodableDefaultsTestSupport
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Tests of the store file's one writer: its layout, lookups, and that every way of reaching an image (a fresh
 /// build, a splice, a rebuild) gives the same bytes.

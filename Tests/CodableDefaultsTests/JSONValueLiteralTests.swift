@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// `JSONValue`'s literals: each kind, a name given twice, and a migration step written with them.
 @Suite struct JSONValueLiteralTests {

@@ -1,7 +1,7 @@
+import CodableDefaultsTestSupport
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Member names are bytes: two names that differ only in Unicode normalization (equal as Swift strings)
 /// are two keys, each read, written, observed and saved with its own bytes.

@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Read-only layers around the store: the lookup order, the environment's mapping and text rule, files and
 /// directories (strict, watched), secrets, and where each value comes from.

@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// A file that cannot be read or parsed is an error, and is never written over.
 @Suite struct LoadErrorTests {

@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Migrations, the reserved schema member, and the unreadable-file policy and recovery.
 @Suite struct MigrationTests {

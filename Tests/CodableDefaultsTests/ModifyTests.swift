@@ -1,9 +1,9 @@
+import CodableDefaultsTestSupport
 import Dispatch
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// `modify`: atomic read-modify-write updates, in a process and through the storage's lock.
 @Suite struct ModifyTests {

@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Numbers keep their spelling through every path (no trip through `Double`), and deep values print and
 /// store without unbounded recursion.

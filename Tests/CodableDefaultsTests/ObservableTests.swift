@@ -1,10 +1,10 @@
+import CodableDefaultsTestSupport
 import Dispatch
 import Foundation
 import Observation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Counts the `onChange` calls of one tracking, and signals each.
 final class ChangeSignal: Sendable {

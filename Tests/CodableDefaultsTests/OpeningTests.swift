@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Opening a store: one store per file per process, loaded outside any process-wide lock, and what the
 /// opener can be told while the file loads.

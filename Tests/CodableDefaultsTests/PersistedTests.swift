@@ -1,9 +1,9 @@
+import CodableDefaultsTestSupport
 import Dispatch
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// The settings struct of the issue, on a given store.
 struct PlayerSettings: Sendable {

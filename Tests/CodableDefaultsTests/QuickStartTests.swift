@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// The README's examples, run: what their comments promise (the values read, the file written). That each
 /// block compiles as copied is checked from the README's own text by `Scripts/check-snippets.sh`; the keys

@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Every kind of value written to a file and read back by a store that did not write it.
 @Suite struct RoundTripTests {

@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// The store's in-memory side against the storage seam, through the memory engine: what it writes, and
 /// outside changes reported member by member (the way a remote engine's watch reports them).

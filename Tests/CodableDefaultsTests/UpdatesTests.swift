@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// `updates(of:options:)`, one sequence of the names that changed among several keys of any value types, and
 /// the option to skip the current value, for it and for `updates(_:options:)`.

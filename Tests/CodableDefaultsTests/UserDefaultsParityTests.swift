@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// The behaviours Foundation's own `UserDefaults` tests pin (swift-corelibs-foundation,
 /// `Tests/Foundation/TestUserDefaults.swift`), each through the same calls, and the one place we deliberately

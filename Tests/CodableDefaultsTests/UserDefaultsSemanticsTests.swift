@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Domains, string keys, typed getters and coercions, suites and `standard`.
 @Suite struct UserDefaultsSemanticsTests {
@@ -246,15 +246,23 @@ import Testing
         #expect(try Defaults.suiteURL(String(repeating: "x", count: 250)).lastPathComponent.utf8.count == 255)
     }
 
-    @Test func standardDirectoryRules() {
+    @Test func standardDirectoryRules() throws {
         func path(_ environment: [String: String]) -> String {
             Defaults.standardDirectory(environment: environment, applicationIdentifier: "app").path
         }
         #expect(path(["CODABLE_DEFAULTS_DIRECTORY": "/override", "XDG_CONFIG_HOME": "/xdg"]) == "/override")
-        #expect(path(["XDG_CONFIG_HOME": "/xdg", "HOME": "/home/u"]) == "/xdg/app")
-        #expect(path(["XDG_CONFIG_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.config/app")
-        #expect(path(["HOME": "/home/u"]) == "/home/u/.config/app")
-        #expect(path(["CODABLE_DEFAULTS_DIRECTORY": "", "HOME": "/home/u"]) == "/home/u/.config/app")
+        #if canImport(Darwin)
+            // Application Support in the user's domain; XDG_CONFIG_HOME is a Linux convention, ignored here.
+            let support = try #require(
+                FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first)
+            #expect(path(["XDG_CONFIG_HOME": "/xdg"]) == support.appendingPathComponent("app").path)
+            #expect(path(["CODABLE_DEFAULTS_DIRECTORY": ""]) == support.appendingPathComponent("app").path)
+        #else
+            #expect(path(["XDG_CONFIG_HOME": "/xdg", "HOME": "/home/u"]) == "/xdg/app")
+            #expect(path(["XDG_CONFIG_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.config/app")
+            #expect(path(["HOME": "/home/u"]) == "/home/u/.config/app")
+            #expect(path(["CODABLE_DEFAULTS_DIRECTORY": "", "HOME": "/home/u"]) == "/home/u/.config/app")
+        #endif
     }
 
     @Test func storeThatFailsToLoadServesDefaultsAndNeverWritesOverTheFile() throws {

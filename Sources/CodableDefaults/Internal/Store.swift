@@ -16,7 +16,7 @@ import Observation
 /// Locks: saves, reloads and outside-change checks are serialized by ``saveLock``, taken before the state's
 /// lock and held across storage I/O. The state's lock is held only for in-memory work: no user code
 /// (encoders, decoders, observers, error handlers) and no I/O runs while it is held.
-final class Store: Sendable {
+package final class Store: Sendable {
     /// Where the members live.
     let storage: any Storage
     /// Limits, the unreadable-file policy and migrations.
@@ -42,7 +42,7 @@ final class Store: Sendable {
     }
 
     /// Makes an empty store for the JSON file at `path`, or an in-memory store when `path` is `nil`.
-    convenience init(path: String?, options: Defaults.Options) {
+    package convenience init(path: String?, options: Defaults.Options) {
         let storage: any Storage = path.map { JSONFileStorage(path: $0, options: options) } ?? MemoryStorage()
         self.init(storage: storage, options: options)
     }
@@ -64,7 +64,7 @@ final class Store: Sendable {
     /// Reads what the storage holds (moving an unreadable file aside or migrating it, as the options say).
     ///
     /// - Throws: ``DefaultsError`` when the data exists but cannot be read or parsed, or a migration fails.
-    func load() throws(DefaultsError) {
+    package func load() throws(DefaultsError) {
         let members = try storage.open(reporting: report)
         if let members { _ = state.withLock { $0.takeIn(snapshot: members) } }
     }
@@ -146,7 +146,7 @@ final class Store: Sendable {
     /// How many times the file was read and parsed (the store's own writes must not cause one).
     var readCount: Int { fileStorage?.readCount ?? 0 }
     /// How many times taking the file lock had to wait (the positive sign that a save waits for the lock).
-    var lockWaitCount: Int { fileStorage?.lockWaitCount ?? 0 }
+    package var lockWaitCount: Int { fileStorage?.lockWaitCount ?? 0 }
     /// How many observers are registered.
     var observerCount: Int { state.withLock { $0.observerCount } }
     /// How many names have a cell (a name of the file gets one when first used).
