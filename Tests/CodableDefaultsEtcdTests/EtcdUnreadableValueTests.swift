@@ -1,9 +1,8 @@
 import CodableDefaults
 import CodableDefaultsEtcd
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
-
-@testable import CodableDefaultsTestSupport
 
 /// Opens a `Defaults` on `server` under `prefix`.
 private func open(_ server: EtcdServer, prefix: String, onError: (@Sendable (DefaultsError) -> Void)? = nil)
@@ -15,7 +14,7 @@ private func open(_ server: EtcdServer, prefix: String, onError: (@Sendable (Def
 
 /// An etcd key whose text is not JSON (another tool wrote it) is a value the store cannot read: never written
 /// over by an atomic update, and never quoted in an error when its key is secret.
-@Suite("Defaults on etcd: values whose text is not JSON")
+@Suite("Defaults on etcd: values whose text is not JSON", .needsEtcd)
 struct EtcdUnreadableValueTests {
     @Test func modifyRefusesAValueThatIsNotJSONAndKeepsIt() async throws {
         try await EtcdServer.with { server in

@@ -1,8 +1,8 @@
+import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
 @testable import CodableDefaults
-@testable import CodableDefaultsTestSupport
 
 /// Where another app's standard store is looked for: the sandbox container rule of macOS, run here on real
 /// directories.
