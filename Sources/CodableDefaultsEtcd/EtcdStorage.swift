@@ -373,6 +373,11 @@ package final class EtcdStorage: Storage {
 
     package func moveAsideUnreadable() throws(DefaultsError) -> (location: String, notice: DefaultsError)? { nil }
 
+    package func unreadableNames() -> [String] {
+        state.withLock { $0.unreadable.keys.sorted { $0.lexicographicallyPrecedes($1) } }
+            .map { String(decoding: $0, as: UTF8.self) }
+    }
+
     package func unreadableValue(named name: String, secret: Bool) -> DefaultsError? {
         guard let error = state.withLock({ $0.unreadable[Array(name.utf8)] }) else { return nil }
         // The parser's words may quote the text (the character where it stopped): left out for a secret.

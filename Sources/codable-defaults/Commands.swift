@@ -98,6 +98,11 @@ final class Tool {
         let defaults = try open(location)
         guard let key else {
             try Output.print(JSONText.pretty(members: try storedMembers(defaults)) + "\n")
+            // Text that is not JSON in etcd is no stored member, yet it is there: said, and the read fails.
+            let unreadable = defaults.engine.unreadableNames().compactMap {
+                defaults.engine.unreadableValue(named: $0, secret: false)?.description
+            }
+            if !unreadable.isEmpty { throw ToolError(.badFile, unreadable.joined(separator: "\n")) }
             return
         }
         guard defaults.hasStoredValue(forKey: key) else {

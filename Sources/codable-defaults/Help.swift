@@ -58,7 +58,8 @@ struct CommandSpec: Sendable {
             discussion: [
                 "Without KEY, prints the stored object with sorted keys, indented by two spaces. With KEY, "
                     + "prints its value as compact JSON on one line; a key with no stored value exits with 3. "
-                    + "A missing FILE is an empty store: it prints {}.",
+                    + "A missing FILE is an empty store: it prints {}. On etcd, a key whose text is not JSON is "
+                    + "named on standard error and the read exits with 4 (the other keys are printed).",
                 layersParagraph,
                 "With layers, read prints the effective values: KEY's (exit 3 when no layer has one either), or "
                     + "every key of the store and of the layers' files and directories (the environment lists no "
@@ -293,8 +294,8 @@ enum Help {
           3  key not found (read KEY, read-type KEY, explain KEY, rename OLD, delete KEY without --force)
           4  bad or unreadable file: invalid JSON (with line:column), unreadable, not a regular file, too
              large (the store file or a layer's); a missing file for check and a missing SOURCE for import;
-             an etcd store that cannot be read (no endpoint answers, the user refused) or KEY's text there
-             not JSON
+             an etcd store that cannot be read (no endpoint answers, the user refused) or a key's text there
+             not JSON (read KEY, the whole store's read, -array-add and -dict-add, update)
           5  written, but not confirmed durable (write, update, rename, delete, import): the file holds the
              change, but flushing its directory failed, so it may not survive a power loss (a warning is
              printed)

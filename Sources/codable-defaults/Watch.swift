@@ -52,7 +52,14 @@ enum Watch {
     /// The line for `key`: the key, a tab, and its stored value as compact JSON or `(deleted)`; `nil` when
     /// the stored value cannot be read (the store reported why on standard error).
     private static func line(for key: String, in defaults: Defaults) -> String? {
-        guard defaults.hasStoredValue(forKey: key) else { return "\(KeyText.line(key))\t(deleted)" }
+        guard defaults.hasStoredValue(forKey: key) else {
+            // Text that is not JSON in etcd is not a deletion: said on standard error, no line.
+            if let unreadable = defaults.engine.unreadableValue(named: key, secret: false) {
+                Output.printError(unreadable.description)
+                return nil
+            }
+            return "\(KeyText.line(key))\t(deleted)"
+        }
         guard let value = defaults.value(JSONValue.self, forKey: key) else { return nil }
         return "\(KeyText.line(key))\t\(JSONText.compact(value))"
     }

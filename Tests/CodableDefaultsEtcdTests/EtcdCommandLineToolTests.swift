@@ -136,6 +136,73 @@ struct EtcdCommandLineToolTests {
         }
     }
 
+    /// Text that is not JSON is a value the tool cannot read: an update that needs it refuses (exit 4) and
+    /// keeps it, the whole store's read names it and exits with 4, and a watch does not call it a deletion.
+    @Test(.needsEtcd) func aValueThatIsNotJSONIsNeverWrittenOverNorTakenForAbsent() async throws {
+        try await EtcdServer.with { server in
+            try await server.etcdctl(["put", "c1/list", "a.txt,b.txt"])
+            try await server.etcdctl(["put", "c1/map", "not{json"])
+            try await server.etcdctl(["put", "c1/good", "1"])
+            let store = ["--etcd", server.clientURL, "--prefix", "c1/"]
+
+            let arrayAdd = try await toolWithErrors(["write"] + store + ["list", "-array-add", "c.txt"])
+            #expect(arrayAdd.status == .exited(4), "\(arrayAdd.errors)")
+            #expect(
+                arrayAdd.errors.contains("c1/list") && arrayAdd.errors.contains("is not JSON"), "\(arrayAdd.errors)")
+            let dictAdd = try await toolWithErrors(["write"] + store + ["map", "-dict-add", "k", "v"])
+            #expect(dictAdd.status == .exited(4), "\(dictAdd.errors)")
+            #expect(try await server.etcdctl(["get", "--print-value-only", "c1/list"]) == "a.txt,b.txt\n")
+            #expect(try await server.etcdctl(["get", "--print-value-only", "c1/map"]) == "not{json\n")
+
+            let whole = try await toolWithErrors(["read"] + store)
+            #expect(whole.status == .exited(4))
+            #expect(whole.output == ["{", "  \"good\": 1", "}"])
+            #expect(whole.errors.contains("c1/list") && whole.errors.contains("c1/map"), "\(whole.errors)")
+
+            let path = try Fixture.locate("codable-defaults")
+            let lines = try await onThread { () throws -> (out: [String], errors: String) in
+                let watch = try ChildProcess(path, ["watch"] + store + ["--initial"])
+                var lines = [try watch.readLine(timeout: 30) ?? "end"]
+                let writer = try ChildProcess(
+                    EtcdServer.etcdctlPath(), ["--endpoints", server.clientURL, "put", "c1/good", "oops{"],
+                    environment: ["ETCDCTL_API": "3"])
+                lines.append("\(try writer.wait(timeout: 30))")
+                // The watch has taken in the unreadable text once it says so (before the next write, which
+                // could otherwise arrive in the same batch of changes).
+                let deadline = Date().addingTimeInterval(30)
+                while try !watch.standardError().contains("is not JSON") && Date() < deadline {
+                    usleep(10_000)
+                }
+                let good = try ChildProcess(path, ["write"] + store + ["good", "2"])
+                lines.append("\(try good.wait(timeout: 30))")
+                lines.append(try watch.readLine(timeout: 30) ?? "end")
+                watch.kill(SIGTERM)
+                lines.append("\(try watch.wait(timeout: 30))")
+                return (lines, try watch.standardError())
+            }
+            // The unreadable write came first; the next line is the later write of "good", not "good (deleted)".
+            #expect(lines.out == ["good\t1", "exit status 0", "exit status 0", "good\t2", "exit status 0"])
+            #expect(lines.errors.contains("c1/good") && lines.errors.contains("is not JSON"), "\(lines.errors)")
+        }
+    }
+
+    /// A port out of range never reaches a socket (it would wrap modulo 65536 and carry the password there):
+    /// a usage error, and the server on the port it would wrap to hears nothing.
+    @Test func anEtcdPortOutOfRangeIsAUsageErrorAndConnectsNowhere() async throws {
+        let server = try TestTCPServer(.answer(Array("HTTP/1.0 200 OK\r\n\r\n{}".utf8)))
+        let directory = try TemporaryDirectory()
+        let password = directory.file("pw.txt")
+        try Data("s3cret\n".utf8).write(to: password)
+        let run = try await toolWithErrors([
+            "read", "--etcd", "http://127.0.0.1:\(server.port + 65536)", "--prefix", "p/", "v", "--etcd-user", "app",
+            "--etcd-password-file", password.path,
+        ])
+        #expect(run.status == .exited(2), "\(run.errors)")
+        #expect(run.errors.contains("not in 1...65535"), "\(run.errors)")
+        #expect(!run.errors.contains("s3cret"))
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func anEtcdUserNeedsAPasswordFileAndBothNeedEtcd() async throws {
         let file = ["--etcd-password-file", "/dev/null"]
         let usages = [

@@ -4,6 +4,9 @@
 extension Storage {
     /// The file and memory engines hold only values the store wrote or validated: none is unreadable.
     package func unreadableValue(named name: String, secret: Bool) -> DefaultsError? { nil }
+
+    /// The file and memory engines hold only values the store wrote or validated: none is unreadable.
+    package func unreadableNames() -> [String] { [] }
 }
 
 extension MemberChange {

@@ -121,4 +121,8 @@ package protocol Storage: AnyObject, Sendable {
     /// `Storage+Engine.swift`). For a `secret` value (a secret key's) the error says where the text stops being
     /// JSON (line and column) but quotes no part of it.
     func unreadableValue(named name: String, secret: Bool) -> DefaultsError?
+
+    /// The names of the members that hold a value the store cannot take (see ``unreadableValue(named:secret:)``),
+    /// sorted by their UTF-8 bytes; empty for the file and memory engines.
+    func unreadableNames() -> [String]
 }
