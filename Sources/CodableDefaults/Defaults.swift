@@ -197,7 +197,9 @@ public final class Defaults: Sendable {
     public subscript<Value>(key: Key<Value>) -> Value {
         get { store.value(for: key) }
         set {
-            if key.isReserved || key.nameLength > store.maxKeyLength { return store.report(refusal(key.name)) }
+            if key.isReserved || !store.takesKeyLength(key.nameLength) {
+                return store.report(refusal(key.name))
+            }
             do { try store.set(newValue, for: key, mode: saveMode) } catch { store.report(error) }
         }
     }
@@ -221,7 +223,9 @@ public final class Defaults: Sendable {
     ///   `.immediate` the save's error (the value stays stored in memory and pending; for
     ///   ``DefaultsError/Code-swift.struct/notDurable`` it is written but its durability is not confirmed).
     public func set<Value>(_ value: Value, for key: Key<Value>) throws(DefaultsError) {
-        if key.isReserved || key.nameLength > store.maxKeyLength { throw refusal(key.name) }
+        if key.isReserved || !store.takesKeyLength(key.nameLength) {
+            throw refusal(key.name)
+        }
         if key.isNil(value) { return try store.remove(key.name, mode: saveMode) }
         let fragment = try Codec.encode(value, key: key.name, encoder: Codec.makeEncoder(), maxDepth: store.maxDepth)
         try store.set(fragment: fragment, value: value, for: key, mode: saveMode)
@@ -296,8 +300,8 @@ public final class Defaults: Sendable {
         try store.save()
     }
 
-    /// Why a set or removal of `name` is refused, or `nil` when it is not: the reserved member, or a key over
-    /// the length limit.
+    /// Why a set or removal of `name` is refused, or `nil` when it is not: the reserved member, a key over
+    /// the length limit, or the empty key where the storage has none.
     func refusalIfAny(_ name: String) -> DefaultsError? {
         if name == Self.schemaVersionKey {
             return DefaultsError(
@@ -306,6 +310,12 @@ public final class Defaults: Sendable {
         }
         if name.utf8.count > store.maxKeyLength {
             return Store.keyTooLong(name, limit: store.maxKeyLength, path: url?.path)
+        }
+        if name.utf8.count < store.minKeyLength {
+            return DefaultsError(
+                .invalidArgument,
+                "the store cannot hold the empty key (on etcd with the empty prefix, its etcd key would be empty, "
+                    + "which etcd refuses); nothing was stored", path: store.storage.location, key: name)
         }
         return nil
     }

@@ -162,6 +162,8 @@ package final class EtcdStorage: Storage {
     }
 
     package func write(_ changes: [MemberChange]) -> StorageWrite {
+        var saved: [Int] = []
+        var refusals: [DefaultsError] = []
         var start = changes.startIndex
         while start < changes.endIndex {
             // As many changes as one transaction takes, and at least one.
@@ -172,25 +174,53 @@ package final class EtcdStorage: Storage {
                 if bytes > maximumBytesPerTransaction { break }
                 end += 1
             }
-            let failure: DefaultsError
-            switch commit(Array(changes[start..<end]), compares: []) {
-            case .success(true):
-                start = end
-                continue
-            case .success(false):
-                // A transaction without compares always applies; an answer that says otherwise is not etcd's.
-                failure = DefaultsError(
-                    .writeFailed,
-                    "etcd answered that it did not apply a transaction without conditions; the changes "
-                        + "stay unsaved", path: location)
-            case .failure(let error): failure = error
+            let batch = Array(start..<end)
+            start = end
+            switch commit(batch.map { changes[$0] }, compares: []) {
+            case .success(true): saved += batch
+            case .success(false): return failed(notApplied(), saved: saved)
+            case .failure(let failure) where failure.endpointDown: return failed(failure.error, saved: saved)
+            case .failure(let failure) where batch.count == 1: refusals.append(failure.error)
+            case .failure:
+                // etcd refused the transaction (a key it cannot take, a value over its limit): one change at a
+                // time, so that the others are saved and only what etcd refuses stays unsaved.
+                for index in batch {
+                    switch commit([changes[index]], compares: []) {
+                    case .success(true): saved.append(index)
+                    case .success(false): return failed(notApplied(), saved: saved)
+                    case .failure(let failure) where failure.endpointDown: return failed(failure.error, saved: saved)
+                    case .failure(let failure): refusals.append(failure.error)
+                    }
+                }
             }
-            // The transactions before this one are in etcd: the store takes their changes as saved.
-            var write = StorageWrite(outside: nil, outcome: .failure(failure))
-            write.writtenBeforeFailure = start - changes.startIndex
-            return write
         }
-        return StorageWrite(outside: nil, outcome: .success(([], nil)))
+        switch refusals.count {
+        case 0: return StorageWrite(outside: nil, outcome: .success(([], nil)))
+        case 1: return failed(refusals[0], saved: saved)
+        default:
+            let listed = refusals.prefix(3).map(\.message).joined(separator: "; ")
+            let more = refusals.count > 3 ? "; and \(refusals.count - 3) more" : ""
+            return failed(
+                DefaultsError(
+                    .writeFailed,
+                    "etcd refused \(refusals.count) changes, which stay unsaved (the others are saved): "
+                        + listed + more, path: location), saved: saved)
+        }
+    }
+
+    /// The failure of a write, after the changes at the indexes `saved` were written all the same.
+    private func failed(_ error: DefaultsError, saved: [Int]) -> StorageWrite {
+        var write = StorageWrite(outside: nil, outcome: .failure(error))
+        write.savedDespiteFailure = saved
+        return write
+    }
+
+    /// The error of a transaction without conditions that etcd says it did not apply (no etcd says that).
+    private func notApplied() -> DefaultsError {
+        DefaultsError(
+            .writeFailed,
+            "etcd answered that it did not apply a transaction without conditions; the changes stay unsaved",
+            path: location)
     }
 
     package func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite {
@@ -237,13 +267,19 @@ package final class EtcdStorage: Storage {
             switch commit(changes, compares: compares) {
             case .success(true): return StorageWrite(outside: nil, outcome: .success(([], nil)))
             case .success(false): continue  // Another writer changed a name first: again, with its value.
-            case .failure(let error): return StorageWrite(outside: nil, outcome: .failure(error))
+            case .failure(let failure): return StorageWrite(outside: nil, outcome: .failure(failure.error))
             }
         }
     }
 
+    /// Why a transaction failed, and whether because no endpoint answered (rather than etcd refusing it).
+    private struct CommitFailure: Error {
+        var error: DefaultsError
+        var endpointDown: Bool
+    }
+
     /// Sends one transaction of `changes` under `compares`; returns whether it was applied.
-    private func commit(_ changes: [MemberChange], compares: [EtcdCompare]) -> Result<Bool, DefaultsError> {
+    private func commit(_ changes: [MemberChange], compares: [EtcdCompare]) -> Result<Bool, CommitFailure> {
         let operations: [EtcdOperation] = changes.map { change in
             let key = prefix + Array(change.name.utf8)
             return change.value.map { .put(key: key, value: $0) } ?? .delete(key: key)
@@ -252,10 +288,14 @@ package final class EtcdStorage: Storage {
         do {
             result = try client.transaction(compares: compares, operations: operations)
         } catch {
-            if let error = error as? EtcdError, error.isEndpointDown { retryWhenReachable() }
+            let endpointDown = (error as? EtcdError)?.isEndpointDown ?? false
+            if endpointDown { retryWhenReachable() }
             let names = changes.prefix(3).map { "\"\($0.name)\"" }.joined(separator: ", ")
             let more = changes.count > 3 ? " and \(changes.count - 3) more" : ""
-            return .failure(failure(.writeFailed, "\(names)\(more) cannot be written; they stay unsaved", error))
+            return .failure(
+                CommitFailure(
+                    error: failure(.writeFailed, "\(names)\(more) cannot be written; they stay unsaved", error),
+                    endpointDown: endpointDown))
         }
         state.withLock { state in
             state.transactions += 1
@@ -372,6 +412,9 @@ package final class EtcdStorage: Storage {
     }
 
     package func moveAsideUnreadable() throws(DefaultsError) -> (location: String, notice: DefaultsError)? { nil }
+
+    /// etcd has no empty key: with the empty prefix, the name "" would be one.
+    package var minimumNameLength: Int { prefix.isEmpty ? 1 : 0 }
 
     package func unreadableNames() -> [String] {
         state.withLock { $0.unreadable.keys.sorted { $0.lexicographicallyPrecedes($1) } }

@@ -7,6 +7,9 @@ extension Storage {
 
     /// The file and memory engines hold only values the store wrote or validated: none is unreadable.
     package func unreadableNames() -> [String] { [] }
+
+    /// The file and memory engines store every name, the empty one too.
+    package var minimumNameLength: Int { 0 }
 }
 
 extension MemberChange {

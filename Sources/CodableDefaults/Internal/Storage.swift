@@ -23,12 +23,12 @@ package struct StorageWrite {
     package var outside: StorageContent?
     /// The write's outcome: the members the storage wrote on its own (the schema version) and, when the
     /// data is written but its durability could not be confirmed, the ``DefaultsError/Code-swift.struct/notDurable``
-    /// error; or why the write failed (nothing written, except the first ``writtenBeforeFailure`` changes).
+    /// error; or why the write failed (nothing written, except the changes of ``savedDespiteFailure``).
     package var outcome: Result<(stamped: [MemberChange], notDurable: DefaultsError?), DefaultsError>
-    /// On a failure, how many of the changes, from the first, were written durably all the same: an engine
-    /// that writes a large save in several steps (etcd's transactions) may fail after some; 0 for the others. The
-    /// store takes those as saved.
-    package var writtenBeforeFailure = 0
+    /// On a failure, the indexes (in the changes given to the write) of the changes written durably all the
+    /// same: an engine that writes a save in several steps (etcd's transactions) may fail after some, or write
+    /// every change but one it refuses; empty for the others. The store takes those as saved.
+    package var savedDespiteFailure: [Int] = []
     /// Everything the storage holds after a successful write, when it has it in memory at no cost (a file's new
     /// image, sharing its buffer); `nil` otherwise. The store makes it the members it reads unused names from,
     /// so that it holds one copy of the file (not the one it read and the one written).
@@ -67,7 +67,7 @@ package protocol Storage: AnyObject, Sendable {
     func read() throws(DefaultsError) -> StoredMembers?
 
     /// Writes `changes` on top of what the engine holds now (see the type's merging rule): all of them, or on
-    /// failure none of them, or (an engine that writes in steps) the first ``StorageWrite/writtenBeforeFailure``.
+    /// failure none of them, or (an engine that writes in steps) those of ``StorageWrite/savedDespiteFailure``.
     func write(_ changes: [MemberChange]) -> StorageWrite
 
     /// One atomic read-modify-write (``Defaults/modify(_:_:)``). Under the lock that keeps other writers out
@@ -121,6 +121,11 @@ package protocol Storage: AnyObject, Sendable {
     /// `Storage+Engine.swift`). For a `secret` value (a secret key's) the error says where the text stops being
     /// JSON (line and column) but quotes no part of it.
     func unreadableValue(named name: String, secret: Bool) -> DefaultsError?
+
+    /// The shortest name, in bytes of UTF-8, that the engine can store: 1 for one that has no empty key (etcd
+    /// with the empty prefix, whose key would be empty), 0 for the others. A set of a shorter name is refused
+    /// when it is made, so that it never reaches a save (where it would fail every later save).
+    var minimumNameLength: Int { get }
 
     /// The names of the members that hold a value the store cannot take (see ``unreadableValue(named:secret:)``),
     /// sorted by their UTF-8 bytes; empty for the file and memory engines.

@@ -54,9 +54,10 @@ extension Store {
                 merged = state.takeIn(outside)
             }
             guard case .success(let written) = write.outcome else {
-                // What a write in steps stored before it failed is saved: never written again over what other
-                // writers store after it, and what a discard goes back to.
-                for (cell, version, value) in changes.prefix(write.writtenBeforeFailure) {
+                // What a failed write stored all the same is saved: never written again over what other writers
+                // store after it, and what a discard goes back to.
+                for index in write.savedDespiteFailure {
+                    let (cell, version, value) = changes[index]
                     cell.saved = value
                     if cell.version == version { cell.isDirty = false }
                 }

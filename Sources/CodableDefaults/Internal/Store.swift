@@ -25,6 +25,9 @@ package final class Store: Sendable {
     var maxDepth: Int { options.maximumDepth }
     /// The key length limit, in bytes of UTF-8.
     let maxKeyLength: Int
+    /// The shortest key the storage can hold, in bytes of UTF-8 (1 where it has no empty key: etcd with the
+    /// empty prefix); 0 for the others.
+    let minKeyLength: Int
     /// The state.
     let state = Locked(StoreState())
     /// Serializes saves, reloads and outside-change checks (the storage's calls).
@@ -34,11 +37,16 @@ package final class Store: Sendable {
     /// Tells Observation's trackings of this store's names of their changes (see `Store+Observable.swift`).
     let registrar = ObservationRegistrar()
 
+    /// Whether a key of `length` bytes of UTF-8 is within the limits (checked on every typed set).
+    @inline(__always)
+    func takesKeyLength(_ length: Int) -> Bool { length <= maxKeyLength && length >= minKeyLength }
+
     /// Makes an empty store on `storage`. Reads nothing: call ``load()`` next.
     init(storage: any Storage, options: Defaults.Options) {
         self.storage = storage
         self.options = options
         self.maxKeyLength = options.maximumKeyLength
+        self.minKeyLength = storage.minimumNameLength
     }
 
     /// Makes an empty store for the JSON file at `path`, or an in-memory store when `path` is `nil`.
