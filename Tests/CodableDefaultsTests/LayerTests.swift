@@ -501,4 +501,41 @@ import Testing
         token.cancel()
         other.cancel()
     }
+    /// `echo 9091 > file` truncates the file, then writes it: a layer read in between (something else in the
+    /// directory changed, the watcher fired) keeps what the file supplied until it is whole again, so reads
+    /// and observers never see the key's default for that moment.
+    @Test func aLayerFileRewrittenInPlaceKeepsItsValuesWhileItIsEmpty() async throws {
+        let dir = try TemporaryDirectory()
+        let secrets = dir.file("secrets")
+        try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
+        let nameFile = secrets.appendingPathComponent("name")
+        try write("etc", to: nameFile)
+        let etc = dir.file("defaults.json")
+        try write("{\"volume\": 0.25}", to: etc)
+        let defaults = try open(dir, fallbacks: [.directory(secrets), .file(etc)])
+        let volumes = Recorder<Double>()
+        let names = Recorder<String>()
+        let tokens = [
+            defaults.observe(Self.volume) { volumes.append($0.newValue) },
+            defaults.observe(Self.name) { names.append($0.newValue) },
+        ]
+
+        // Both files emptied in place (truncated, as a shell's `>` does), and both layers read meanwhile.
+        for file in [nameFile, etc] { #expect(truncate(file.path, 0) == 0) }
+        let generation = defaults.store.state.withLock { $0.layers.generation }
+        defaults.store.rereadLayer(0, generation: generation)
+        defaults.store.rereadLayer(1, generation: generation)
+        #expect(defaults[Self.volume] == 0.25)
+        #expect(defaults[Self.name] == "etc")
+
+        // Whole again, with new values.
+        try Data("etc2\n".utf8).write(to: nameFile)
+        try Data("{\"volume\": 0.75}".utf8).write(to: etc)
+        defaults.store.rereadLayer(0, generation: generation)
+        defaults.store.rereadLayer(1, generation: generation)
+        #expect(try await eventually { volumes.values.last == 0.75 && names.values.last == "etc2" })
+        #expect(!volumes.values.contains(Self.volume.defaultValue), "\(volumes.values)")
+        #expect(!names.values.contains(Self.name.defaultValue), "\(names.values)")
+        for token in tokens { token.cancel() }
+    }
 }

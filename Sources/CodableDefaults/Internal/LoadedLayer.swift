@@ -60,16 +60,21 @@ struct LoadedLayer: Sendable {
 
     /// Reads `layer` with the store's limits.
     ///
+    /// A file that is empty is one being rewritten in place (`echo 9091 > file` truncates it, then writes): when
+    /// the layer was read before (`previous`), what that file supplied then is kept until it is whole again, so
+    /// that reads never see a key's value vanish for that moment. Read for the first time, an empty file
+    /// supplies nothing.
+    ///
     /// - Throws: ``DefaultsError`` when its file or directory exists but cannot be read or parsed.
-    init(_ layer: Defaults.Layer, options: Defaults.Options) throws(DefaultsError) {
+    init(_ layer: Defaults.Layer, options: Defaults.Options, previous: LoadedLayer? = nil) throws(DefaultsError) {
         self.layer = layer
         switch layer.kind {
         case .environment(_, let given, _):
             variables = given ?? ProcessInfo.processInfo.environment
         case .file(let path):
-            try readFile(path, options: options)
+            try readFile(path, options: options, previous: previous)
         case .directory(let path):
-            try readDirectory(path, options: options)
+            try readDirectory(path, options: options, previous: previous)
         case .values(let given, let label):
             for (name, value) in given where name != Defaults.schemaVersionKey {
                 let bytes = try JSONValueBytes.fragment(value, key: name, maxDepth: options.maximumDepth)
@@ -91,7 +96,7 @@ struct LoadedLayer: Sendable {
         {
             return nil
         }
-        let again = try LoadedLayer(layer, options: options)
+        let again = try LoadedLayer(layer, options: options, previous: self)
         return again.values == values && again.identity == identity ? nil : again
     }
 
@@ -132,11 +137,17 @@ struct LoadedLayer: Sendable {
         }
     }
 
-    /// Reads a JSON file layer: a missing file is empty.
-    private mutating func readFile(_ path: String, options: Defaults.Options) throws(DefaultsError) {
+    /// Reads a JSON file layer: a missing file is empty; an empty one supplies what it did when `previous` was
+    /// read.
+    private mutating func readFile(
+        _ path: String, options: Defaults.Options, previous: LoadedLayer?
+    ) throws(DefaultsError) {
         guard let (bytes, identity) = try Self.read(path, maxSize: options.maximumFileSize) else { return }
         self.identity = identity
-        guard !bytes.isEmpty else { return }
+        guard !bytes.isEmpty else {
+            values = previous?.values ?? [:]
+            return
+        }
         let index: DocumentIndex
         do {
             index = try DocumentIndex(bytes: bytes, maxDepth: options.maximumDepth)
@@ -161,8 +172,11 @@ struct LoadedLayer: Sendable {
         }
     }
 
-    /// Reads a directory layer: one file per key; a missing directory is empty.
-    private mutating func readDirectory(_ path: String, options: Defaults.Options) throws(DefaultsError) {
+    /// Reads a directory layer: one file per key; a missing directory is empty; an empty file supplies what it
+    /// did when `previous` was read.
+    private mutating func readDirectory(
+        _ path: String, options: Defaults.Options, previous: LoadedLayer?
+    ) throws(DefaultsError) {
         let system = DurableFile(path: path).system
         guard let names = system.directoryEntries(path) else {
             let code = Sys.errno
@@ -180,9 +194,15 @@ struct LoadedLayer: Sendable {
             } catch  where error.code == .notARegularFile {
                 continue  // A subdirectory or a device: not a key (the documented rule).
             }
-            // Removed since the listing; or empty: a writer that creates the file and then writes it (`echo v > f`)
-            // would otherwise hand observers an empty value for a moment, so an empty file is no value.
-            guard var bytes = read?.bytes, !bytes.isEmpty else { continue }
+            // Removed since the listing: no value. Empty: a writer that creates or truncates the file and then
+            // writes it (`echo v > f`) would otherwise hand observers an empty value (or none) for a moment, so an
+            // empty file is no value of its own: it keeps the value it had, if any.
+            guard let read else { continue }
+            var bytes = read.bytes
+            guard !bytes.isEmpty else {
+                if let kept = previous?.values[MemberName(name)] { values[MemberName(name)] = kept }
+                continue
+            }
             if name.utf8.count > options.maximumKeyLength {
                 throw Store.keyTooLong(name, limit: options.maximumKeyLength, path: file)
             }
