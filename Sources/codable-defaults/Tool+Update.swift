@@ -16,6 +16,11 @@ extension Tool {
             switch values[0] {
             case nil: break
             case .number(let number)? where number.int64Value != nil: current = number.int64Value!
+            case .number(let number)? where Self.typeName(of: .number(number)) == "integer":
+                throw ToolError(
+                    .failure,
+                    "\(path(of: defaults)): key \(KeyText.message(key)): the stored integer \(number) is beyond "
+                        + "64-bit integers; update --add adds to 64-bit integers only; nothing was written")
             case let other?:
                 throw ToolError(
                     .failure,

@@ -100,7 +100,9 @@ enum TypedValue: Sendable {
         case .date:
             let text = try one()
             guard let date = Self.date(text) else {
-                throw refuse(text, "not an ISO 8601 date and time with a time zone (as in 2026-12-01T10:00:00Z)")
+                throw refuse(
+                    text,
+                    "not an ISO 8601 date and time with a time zone that exists (as in 2026-12-01T10:00:00Z)")
             }
             self = .date(date)
         case .data:
@@ -158,12 +160,52 @@ enum TypedValue: Sendable {
         }
     }
 
-    /// `text` as an ISO 8601 date and time with a time zone, with or without fractional seconds.
+    /// `text` as an ISO 8601 date and time with a time zone (`2026-12-01T10:00:00Z`, `...T10:00:00.25+02:00`),
+    /// or `nil` when it is not one or names a moment that does not exist (February 30, hour 24, second 60):
+    /// Foundation's parser would roll those over into the next month, day or minute.
+    ///
+    /// Fractional seconds are kept to what a `Date` holds (a `Double` of seconds since 2001: about a tenth of a
+    /// microsecond in this century), not cut to milliseconds as `ISO8601DateFormatter` cuts them.
     static func date(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions.insert(.withFractionalSeconds)
-        return formatter.date(from: text)
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, existingDateTime(bytes[0..<19]) else { return nil }
+        // The fractional seconds, if any, are read here; the rest (date, time and zone) by Foundation.
+        var fraction = 0.0
+        var end = 19
+        if bytes[19] == UInt8(ascii: ".") {
+            end = 20
+            while end < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[end]) { end += 1 }
+            guard end > 20, let value = Double("0." + String(decoding: bytes[20..<end], as: UTF8.self)) else {
+                return nil
+            }
+            fraction = value
+        }
+        let whole = String(decoding: bytes[0..<19] + bytes[end...], as: UTF8.self)
+        guard let date = ISO8601DateFormatter().date(from: whole) else { return nil }
+        return Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate + fraction)
+    }
+
+    /// Whether `text` is `YYYY-MM-DDTHH:MM:SS` naming a day and a time that exist (the Gregorian calendar's
+    /// month lengths and leap years; hours 0-23, minutes and seconds 0-59).
+    private static func existingDateTime(_ text: ArraySlice<UInt8>) -> Bool {
+        let bytes = Array(text)
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for byte in bytes[range] {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        let separators: [(Int, Character)] = [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":")]
+        guard separators.allSatisfy({ bytes[$0.0] == $0.1.asciiValue }),
+            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+            (1...12).contains(month), hour < 24, minute < 60, second < 60
+        else { return false }
+        let isLeap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let days = [31, isLeap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+        return (1...days).contains(day)
     }
 
     /// `text` as hexadecimal bytes, as `defaults -data` takes them: two digits a byte, in either case.

@@ -68,6 +68,13 @@ import Testing
             (["k", "-float", "nan"], "-float nan: not a number"),
             (["k", "-bool", "maybe"], "-bool maybe: not a boolean"),
             (["k", "-date", "2026-12-01"], "-date 2026-12-01: not an ISO 8601 date"),
+            // Days and times that do not exist: Foundation's parser would roll them over (02-30 is March 2).
+            (["k", "-date", "2026-02-30T00:00:00Z"], "-date 2026-02-30T00:00:00Z: not an ISO 8601 date"),
+            (["k", "-date", "2025-02-29T00:00:00Z"], "-date 2025-02-29T00:00:00Z: not an ISO 8601 date"),
+            (["k", "-date", "2026-12-01T24:00:00Z"], "-date 2026-12-01T24:00:00Z: not an ISO 8601 date"),
+            (["k", "-date", "2026-12-01T10:60:00Z"], "-date 2026-12-01T10:60:00Z: not an ISO 8601 date"),
+            (["k", "-date", "2026-13-01T10:00:00Z"], "-date 2026-13-01T10:00:00Z: not an ISO 8601 date"),
+            (["k", "-date", "2026-12-01T10:00:00.Z"], "-date 2026-12-01T10:00:00.Z: not an ISO 8601 date"),
             (["k", "-data", "486"], "-data 486: not hexadecimal bytes"),
             (["k", "-data", "zz"], "-data zz: not hexadecimal bytes"),
             (["k", "-dict", "a", "b", "c"], "-dict takes pairs of KEY VALUE; 'c' has no value"),
@@ -85,6 +92,35 @@ import Testing
         let elsewhere = try await sandbox.run(["read", "s.json", "-int"])
         #expect(elsewhere.status == 2)
         #expect(elsewhere.stderr.contains("(-int is a type flag of 'write'"), "\(elsewhere.stderr)")
+    }
+
+    /// A -date keeps the fractional seconds a `Date` can hold (not only milliseconds), and a leap day that
+    /// exists is taken.
+    @Test func dateFlagsKeepWhatADateHolds() async throws {
+        let sandbox = try ToolSandbox()
+        let cases = [
+            ("2024-02-29T23:59:59.123456789Z", "2024-02-29T23:59:59Z", 0.123456789),
+            ("2026-12-01T11:00:00.5+01:00", "2026-12-01T11:00:00+01:00", 0.5),
+        ]
+        for (text, whole, fraction) in cases {
+            #expect(try await sandbox.run(["write", "s.json", "k", "-date", text]).status == 0, "\(text)")
+            let read = try await sandbox.run(["read", "s.json", "k"])
+            let stored = try #require(Double(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let second = try #require(ISO8601DateFormatter().date(from: whole)).timeIntervalSinceReferenceDate
+            #expect(stored == second + fraction, "\(text): \(read.stdout)")
+        }
+    }
+
+    /// update --add on an integer beyond 64 bits says so (it is an integer, of a size it cannot add to).
+    @Test func updateOfAnIntegerBeyond64BitsSaysSo() async throws {
+        let sandbox = try ToolSandbox()
+        let file = sandbox.work.appendingPathComponent("s.json")
+        try Data("{\"big\": 12345678901234567890123}\n".utf8).write(to: file)
+        let result = try await sandbox.run(["update", "s.json", "big", "--add", "1"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("the stored integer 12345678901234567890123 is beyond 64-bit integers"))
+        #expect(!result.stderr.contains("not integer"), "\(result.stderr)")
+        #expect(try String(contentsOf: file, encoding: .utf8) == "{\"big\": 12345678901234567890123}\n")
     }
 
     @Test func arrayAddAndDictAddUpdateTheStoredValue() async throws {
