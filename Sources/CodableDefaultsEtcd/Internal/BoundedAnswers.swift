@@ -10,13 +10,13 @@ import Foundation
 ///
 /// The session calls it on its own serial delegate queue; what it keeps per call is `Locked`, so ``start(_:then:)``
 /// may be called from any thread.
-final class BoundedAnswers: NSObject, URLSessionDataDelegate, Sendable {
+package final class BoundedAnswers: NSObject, URLSessionDataDelegate, Sendable {
     /// A call's answer: the body and the HTTP status; or why it failed.
-    typealias Outcome = Result<(body: Data, status: Int), any Error>
+    package typealias Outcome = Result<(body: Data, status: Int), any Error>
 
     /// An answer larger than the limit; the call was cancelled.
-    struct TooLarge: Error {
-        var limit: Int
+    package struct TooLarge: Error {
+        package var limit: Int
     }
 
     /// What arrived for one call so far, and whom to tell at its end.
@@ -28,21 +28,21 @@ final class BoundedAnswers: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     /// The most bytes one answer's body may take.
-    let limit: Int
+    package let limit: Int
     private let calls = Locked<[Int: Call]>([:])
 
     /// A delegate that refuses answers over `limit` bytes.
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 
     /// Starts `task`; `done` gets its outcome once, on the session's delegate queue.
-    func start(_ task: URLSessionDataTask, then done: @escaping @Sendable (Outcome) -> Void) {
+    package func start(_ task: URLSessionDataTask, then done: @escaping @Sendable (Outcome) -> Void) {
         calls.withLock { $0[task.taskIdentifier] = Call(done: done) }
         task.resume()
     }
 
-    func urlSession(
+    package func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
@@ -54,7 +54,7 @@ final class BoundedAnswers: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(tooLarge ? .cancel : .allow)
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let tooLarge = calls.withLock { calls -> Bool in
             guard var call = calls[dataTask.taskIdentifier] else { return false }
             call.tooLarge = call.tooLarge || call.body.count + data.count > limit
@@ -65,7 +65,7 @@ final class BoundedAnswers: NSObject, URLSessionDataDelegate, Sendable {
         if tooLarge { dataTask.cancel() }
     }
 
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+    package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let call = calls.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         if call.tooLarge {
             call.done(.failure(TooLarge(limit: limit)))
