@@ -46,7 +46,19 @@ import Testing
         let server = try TestTCPServer(.answer(Array(head.utf8)))
         let client = try EtcdClient(endpoints: [server.url])
         let error = await #expect(throws: EtcdError.self) { try await client.range(prefix: Array("p/".utf8)) }
-        #expect(error?.code == .badResponse)
+        #expect(error?.code == .badResponse, "\(String(describing: error))")
         #expect(error?.description.contains("headers are over 65536 bytes") == true)
+    }
+    /// A watch whose server sends a line that never ends (no message boundary) is ended with an error once the
+    /// line passes the limit, instead of holding it all.
+    @Test func aWatchMessageOverTheLimitEndsTheWatch() async throws {
+        let line = "{\"result\":{\"header\":{\"revision\":\"1\"}," + String(repeating: " ", count: 300_000)
+        let server = try TestTCPServer(.answer(Array("HTTP/1.0 200 OK\r\n\r\n\(line)".utf8)))
+        let client = try EtcdClient(endpoints: [server.url], maximumAnswerSize: 100_000)
+        let error = await #expect(throws: EtcdError.self) {
+            for try await _ in client.watch(prefix: Array("p/".utf8), startRevision: 1) {}
+        }
+        #expect(error?.code == .badResponse)
+        #expect(error?.description.contains("over 100000 bytes") == true, "\(String(describing: error))")
     }
 }

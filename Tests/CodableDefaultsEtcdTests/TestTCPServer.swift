@@ -115,7 +115,7 @@ final class TestTCPServer: @unchecked Sendable {
         guard connected == 0 else { return }
         // The client's bytes go up as they come; the first chunk says which request this is.
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        let first = read(connection, &buffer, buffer.count)
+        let first = readRetrying(connection, &buffer)
         guard first > 0 else { return }
         let line = firstLine(buffer[..<first])
         record(line)
@@ -131,7 +131,7 @@ final class TestTCPServer: @unchecked Sendable {
         Thread.detachNewThread {
             var up = [UInt8](repeating: 0, count: 64 * 1024)
             while true {
-                let count = read(connection, &up, up.count)
+                let count = readRetrying(connection, &up)
                 if count <= 0 { break }
                 self.writeAll(upstream, Array(up[..<count]))
             }
@@ -140,7 +140,7 @@ final class TestTCPServer: @unchecked Sendable {
         }
         var isFirstAnswer = true
         while true {
-            let count = read(upstream, &buffer, buffer.count)
+            let count = readRetrying(upstream, &buffer)
             if count <= 0 { break }
             if holds && isFirstAnswer {
                 held.signal()
@@ -169,7 +169,7 @@ final class TestTCPServer: @unchecked Sendable {
                     .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
                 if data.count - text.utf8.distance(from: text.startIndex, to: end.upperBound) >= length { break }
             }
-            let count = read(connection, &buffer, buffer.count)
+            let count = readRetrying(connection, &buffer)
             if count <= 0 { break }
             data += buffer[..<count]
         }
@@ -185,9 +185,19 @@ final class TestTCPServer: @unchecked Sendable {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress!, $0.count, sendFlags) }
+            if written < 0 && errno == EINTR { continue }  // A signal (a child of another test ending), not the end.
             if written <= 0 { return }
             offset += written
         }
+    }
+}
+
+/// `read` into `buffer`, again when a signal interrupted it (a child process of another test ending).
+private func readRetrying(_ descriptor: Int32, _ buffer: inout [UInt8]) -> Int {
+    while true {
+        let count = read(descriptor, &buffer, buffer.count)
+        if count < 0 && errno == EINTR { continue }
+        return count
     }
 }
 
