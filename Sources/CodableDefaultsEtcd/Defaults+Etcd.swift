@@ -31,8 +31,11 @@ extension Defaults {
     /// a `.immediate` set or `flush()` returns. One save is one transaction of every unsaved change (a burst of
     /// sets under `.afterIdle` is one), of up to 128 keys and 1 MiB of keys and values (etcd's defaults refuse
     /// more than 128 operations or 1.5 MiB in one request); a larger save is several transactions, then not
-    /// atomic as a whole. A value etcd refuses (larger than its request limit) fails every save that carries it,
-    /// naming its key, until it is changed or removed. `modify` is a transaction that compares the keys'
+    /// atomic as a whole. A change etcd refuses (a value larger than its request limit, a key the user may not
+    /// write) stays unsaved alone: a transaction etcd refuses is sent again one change at a time, so the other
+    /// changes of the save are written; the save then fails naming the refused keys, and every later save tries
+    /// them again until they are changed or removed. The empty key under the empty prefix (etcd has no empty key)
+    /// is refused when it is set. `modify` is a transaction that compares the keys'
     /// revisions, retried with the new values when another writer changed one first (one transaction, so at most
     /// 128 keys). When the connection is lost after etcd applied that transaction but before its answer arrived,
     /// the retry cannot tell its own write from another writer's and runs the closure again on it (an increment
