@@ -15,6 +15,7 @@ import Testing
     /// Sends `answer` through a session whose delegate has `limit`; returns the outcome.
     private func fetch(_ answer: String, limit: Int) throws -> BoundedAnswers.Outcome {
         let server = try TestTCPServer(.answer(Array(answer.utf8)))
+        defer { withExtendedLifetime(server) {} }  // It closes its listener when it goes away.
         let answers = BoundedAnswers(limit: limit)
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1

@@ -190,6 +190,7 @@ struct EtcdCommandLineToolTests {
     /// a usage error, and the server on the port it would wrap to hears nothing.
     @Test func anEtcdPortOutOfRangeIsAUsageErrorAndConnectsNowhere() async throws {
         let server = try TestTCPServer(.answer(Array("HTTP/1.0 200 OK\r\n\r\n{}".utf8)))
+        defer { withExtendedLifetime(server) {} }  // It closes its listener when it goes away.
         let directory = try TemporaryDirectory()
         let password = directory.file("pw.txt")
         try Data("s3cret\n".utf8).write(to: password)

@@ -135,6 +135,7 @@ struct EtcdRobustnessTests {
 
     @Test func aPeerThatClosesWhileARequestIsSentIsAnErrorNotTheEndOfTheProcess() async throws {
         let peer = try TestTCPServer(.closeEarly)
+        defer { withExtendedLifetime(peer) {} }  // It closes its listener when it goes away.
         let client = try EtcdClient(endpoints: [peer.url])
         let error = await #expect(throws: EtcdError.self) {
             try await client.put(bytes("k"), [UInt8](repeating: 0x41, count: 32 << 20))
@@ -144,6 +145,7 @@ struct EtcdRobustnessTests {
 
     @Test func answersWithoutEtcdsHeaderAreNotTakenAsAcknowledged() async throws {
         let fake = try TestTCPServer(.answer(bytes("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}")))
+        defer { withExtendedLifetime(fake) {} }  // It closes its listener when it goes away.
         let client = try EtcdClient(endpoints: [fake.url])
         let put = await #expect(throws: EtcdError.self) { try await client.put(bytes("k"), bytes("1")) }
         #expect(put?.code == .badResponse)

@@ -9,7 +9,8 @@ import Foundation
 #endif
 
 /// A TCP server on a free port of 127.0.0.1 for the etcd tests, one thread per connection, stopped when the value
-/// goes away. What it does with a connection is its ``Behavior``:
+/// goes away: Swift may release it right after its last use, so a test whose last use is its `url` keeps it with
+/// `withExtendedLifetime` until its client is done (else a request may meet a closed listener). What it does with a connection is its ``Behavior``:
 ///
 /// - ``Behavior/answer(_:)``: reads the request (headers and `Content-Length` body) and sends the bytes given,
 ///   then closes: a server that is not etcd.
