@@ -85,6 +85,14 @@ extension Defaults {
         storage.whenWritableAgain { [weak self] in self?.saveUnsavedChangesInBackground() }
     }
 
+    /// The most bytes one answer of etcd may take for a store whose file limit is `fileLimit`: twice it (base64
+    /// and JSON around the values), plus 1 MiB; `Int.max` when that does not fit (a limit of `Int.max` is none).
+    static func answerLimit(forFileLimit fileLimit: Int) -> Int {
+        let (twice, overflow) = fileLimit.multipliedReportingOverflow(by: 2)
+        let (limit, overflowAgain) = twice.addingReportingOverflow(1 << 20)
+        return overflow || overflowAgain ? Int.max : limit
+    }
+
     /// The storage of a store on the cluster at `endpoints`; it connects to nothing yet.
     private static func etcdStorage(
         _ endpoints: [URL], _ prefix: String, _ username: String?, _ password: String?, _ options: Options
@@ -95,7 +103,7 @@ extension Defaults {
             // limit of a store file, and a margin, bound what one answer may take in memory.
             client = try EtcdClient(
                 endpoints: endpoints.map(\.absoluteString), user: username, password: password,
-                maximumAnswerSize: 2 * options.maximumFileSize + (1 << 20))
+                maximumAnswerSize: answerLimit(forFileLimit: options.maximumFileSize))
         } catch {
             throw DefaultsError(.invalidArgument, "\(error)")
         }

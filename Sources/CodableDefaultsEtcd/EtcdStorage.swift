@@ -179,7 +179,7 @@ package final class EtcdStorage: Storage {
             switch commit(batch.map { changes[$0] }, compares: []) {
             case .success(true): saved += batch
             case .success(false): return failed(notApplied(), saved: saved)
-            case .failure(let failure) where failure.endpointDown: return failed(failure.error, saved: saved)
+            case .failure(let failure) where !failure.refusedByEtcd: return failed(failure.error, saved: saved)
             case .failure(let failure) where batch.count == 1: refusals.append(failure.error)
             case .failure:
                 // etcd refused the transaction (a key it cannot take, a value over its limit): one change at a
@@ -188,7 +188,8 @@ package final class EtcdStorage: Storage {
                     switch commit([changes[index]], compares: []) {
                     case .success(true): saved.append(index)
                     case .success(false): return failed(notApplied(), saved: saved)
-                    case .failure(let failure) where failure.endpointDown: return failed(failure.error, saved: saved)
+                    case .failure(let failure) where !failure.refusedByEtcd:
+                        return failed(failure.error, saved: saved)
                     case .failure(let failure): refusals.append(failure.error)
                     }
                 }
@@ -272,10 +273,12 @@ package final class EtcdStorage: Storage {
         }
     }
 
-    /// Why a transaction failed, and whether because no endpoint answered (rather than etcd refusing it).
+    /// Why a transaction failed, and whether etcd refused it (an error answer that is etcd's own: it wrote
+    /// nothing). Any other failure (no endpoint answered, an answer that is not etcd's) may or may not have been
+    /// applied: nothing is sent again that could write over a newer value.
     private struct CommitFailure: Error {
         var error: DefaultsError
-        var endpointDown: Bool
+        var refusedByEtcd: Bool
     }
 
     /// Sends one transaction of `changes` under `compares`; returns whether it was applied.
@@ -288,14 +291,15 @@ package final class EtcdStorage: Storage {
         do {
             result = try client.transaction(compares: compares, operations: operations)
         } catch {
-            let endpointDown = (error as? EtcdError)?.isEndpointDown ?? false
-            if endpointDown { retryWhenReachable() }
+            let etcdError = error as? EtcdError
+            if etcdError?.isEndpointDown == true { retryWhenReachable() }
+            let refusedByEtcd = etcdError.map { $0.code == .server && !$0.isEndpointDown } ?? false
             let names = changes.prefix(3).map { "\"\($0.name)\"" }.joined(separator: ", ")
             let more = changes.count > 3 ? " and \(changes.count - 3) more" : ""
             return .failure(
                 CommitFailure(
                     error: failure(.writeFailed, "\(names)\(more) cannot be written; they stay unsaved", error),
-                    endpointDown: endpointDown))
+                    refusedByEtcd: refusedByEtcd))
         }
         state.withLock { state in
             state.transactions += 1

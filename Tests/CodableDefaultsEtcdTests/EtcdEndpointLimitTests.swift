@@ -10,6 +10,7 @@ import Testing
     /// A fake server whose port, plus 65536, is a port number out of range that a socket would wrap to it.
     @Test func aPortOutOfRangeIsRefusedBeforeAnyConnection() async throws {
         let server = try TestTCPServer(.answer(Array("HTTP/1.0 200 OK\r\n\r\n{}".utf8)))
+        defer { withExtendedLifetime(server) {} }  // It closes its listener when it goes away.
         for endpoint in ["http://127.0.0.1:\(server.port + 65536)", "http://127.0.0.1:0", "https://h:70000"] {
             let error = #expect(throws: EtcdError.self) { try EtcdClient(endpoints: [endpoint]) }
             #expect(error?.code == .invalidEndpoint)
@@ -29,6 +30,7 @@ import Testing
     @Test func anAnswerOverTheLimitIsAnErrorNamingTheEndpoint() async throws {
         let body = "{\"header\":{\"revision\":\"1\"},\"kvs\":[]}" + String(repeating: " ", count: 300_000)
         let server = try TestTCPServer(.answer(Array("HTTP/1.0 200 OK\r\n\r\n\(body)".utf8)))
+        defer { withExtendedLifetime(server) {} }  // It closes its listener when it goes away.
         let client = try EtcdClient(endpoints: [server.url], maximumAnswerSize: 100_000)
         let error = await #expect(throws: EtcdError.self) { try await client.range(prefix: Array("p/".utf8)) }
         #expect(error?.code == .badResponse)
@@ -44,6 +46,7 @@ import Testing
     @Test func headersThatNeverEndAreRefused() async throws {
         let head = "HTTP/1.0 200 OK\r\n" + String(repeating: "X-Filler: 0123456789\r\n", count: 5_000)
         let server = try TestTCPServer(.answer(Array(head.utf8)))
+        defer { withExtendedLifetime(server) {} }  // It closes its listener when it goes away.
         let client = try EtcdClient(endpoints: [server.url])
         let error = await #expect(throws: EtcdError.self) { try await client.range(prefix: Array("p/".utf8)) }
         #expect(error?.code == .badResponse, "\(String(describing: error))")
@@ -54,11 +57,50 @@ import Testing
     @Test func aWatchMessageOverTheLimitEndsTheWatch() async throws {
         let line = "{\"result\":{\"header\":{\"revision\":\"1\"}," + String(repeating: " ", count: 300_000)
         let server = try TestTCPServer(.answer(Array("HTTP/1.0 200 OK\r\n\r\n\(line)".utf8)))
+        defer { withExtendedLifetime(server) {} }  // It closes its listener when it goes away.
         let client = try EtcdClient(endpoints: [server.url], maximumAnswerSize: 100_000)
         let error = await #expect(throws: EtcdError.self) {
             for try await _ in client.watch(prefix: Array("p/".utf8), startRevision: 1) {}
         }
         #expect(error?.code == .badResponse)
         #expect(error?.description.contains("over 100000 bytes") == true, "\(String(describing: error))")
+    }
+    /// An error answer to a watch is read whole before it is reported: it is bounded all the same.
+    @Test func aWatchErrorAnswerOverTheLimitEndsTheWatch() async throws {
+        let body = "{\"error\":\"" + String(repeating: "x", count: 300_000)
+        let server = try TestTCPServer(.answer(Array("HTTP/1.0 500 Internal Server Error\r\n\r\n\(body)".utf8)))
+        defer { withExtendedLifetime(server) {} }  // It closes its listener when it goes away.
+        let client = try EtcdClient(endpoints: [server.url], maximumAnswerSize: 100_000)
+        let error = await #expect(throws: EtcdError.self) {
+            for try await _ in client.watch(prefix: Array("p/".utf8), startRevision: 1) {}
+        }
+        #expect(error?.code == .badResponse)
+        #expect(
+            error?.description.contains("the error answer is over 100000 bytes") == true, "\(String(describing: error))"
+        )
+    }
+
+    /// A file size limit of `Int.max` (no limit) gives no answer limit, rather than an overflow.
+    @Test func theLargestFileLimitIsNoAnswerLimitNotACrash() async throws {
+        let options = Defaults.Options(maximumFileSize: Int.max)
+        let error = await #expect(throws: DefaultsError.self) {
+            try await Defaults(etcd: [URL(string: "http://127.0.0.1:1")!], prefix: "p/", options: options)
+        }
+        #expect(error?.code == .readFailed, "nothing listens on port 1: \(String(describing: error))")
+    }
+
+    /// A transaction whose answer is not etcd's may have been applied: its changes are not sent again one by
+    /// one (which could write over what another writer stored since), unlike a transaction etcd refused.
+    @Test func aTransactionWhoseAnswerIsNotEtcdsIsNotSentAgainChangeByChange() throws {
+        let server = try TestTCPServer(.answer(Array("HTTP/1.0 200 OK\r\n\r\nnot json".utf8)))
+        defer { withExtendedLifetime(server) {} }  // It closes its listener when it goes away.
+        let storage = EtcdStorage(client: try EtcdClient(endpoints: [server.url]), prefix: "p/", maximumDepth: 64)
+        let write = storage.write([MemberChange("a", Array("1".utf8)), MemberChange("b", Array("2".utf8))])
+        guard case .failure = write.outcome else {
+            Issue.record("a write answered with text that is not etcd's succeeded")
+            return
+        }
+        #expect(write.savedDespiteFailure.isEmpty)
+        #expect(server.requests.filter { $0.contains("/v3/kv/txn") }.count == 1, "\(server.requests)")
     }
 }

@@ -53,17 +53,20 @@ final class WatchConnection: NSObject, URLSessionDataDelegate, @unchecked Sendab
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         pending.append(data)
-        guard status == 200 else { return }  // an error body: read whole at the end
-        while let newline = pending.firstIndex(of: 0x0A) {
-            let line = pending[pending.startIndex..<newline]
-            pending.removeSubrange(pending.startIndex...newline)
-            deliver(line)
+        if status == 200 {  // An error body is read whole, at the end.
+            while let newline = pending.firstIndex(of: 0x0A) {
+                let line = pending[pending.startIndex..<newline]
+                pending.removeSubrange(pending.startIndex...newline)
+                deliver(line)
+            }
         }
+        // A message waits for its line break, an error body for the end: either is bounded.
         if pending.count > maximumMessageSize {
+            let what = status == 200 ? "a message" : "the error answer"
             continuation.finish(
                 throwing: EtcdError(
                     .badResponse, endpoint: endpoint.absoluteString,
-                    message: "/v3/watch: a message is over \(maximumMessageSize) bytes, more than etcd sends"))
+                    message: "/v3/watch: \(what) is over \(maximumMessageSize) bytes, more than etcd sends"))
             pending = Data()
             dataTask.cancel()
         }
