@@ -34,8 +34,9 @@ import Foundation
 /// error over HTTPS (a wrong password, a permission denied) is an ``EtcdError`` like any other: the tests check
 /// it against etcd 3.4 served over TLS.
 ///
-/// - Throws: Every call throws ``EtcdError`` (naming the endpoint and quoting etcd); an `async` call also
-///   `CancellationError` when its task was cancelled.
+/// - Throws: Every call throws ``EtcdError`` (naming the endpoint and quoting etcd); a watch also ends with
+///   `CancellationError` when its task is cancelled. A cancelled task's other calls run to their end (bounded
+///   by the request timeout) and return their outcome: a committed write is never reported as cancelled.
 package final class EtcdClient: Sendable {
     /// The endpoints, in the order given: `scheme://host:port` with no path.
     package let endpoints: [URL]
@@ -114,6 +115,9 @@ package final class EtcdClient: Sendable {
         self.credentials = user.map { Credentials(user: $0, password: password ?? "") }
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = requestTimeout
+        // The request timeout is an idle one (data arriving restarts it): the resource timeout bounds a call as a
+        // whole, as the socket path's deadline does.
+        configuration.timeoutIntervalForResource = requestTimeout
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         configuration.httpShouldSetCookies = false

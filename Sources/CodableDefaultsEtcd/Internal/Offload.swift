@@ -8,17 +8,15 @@ import Dispatch
 /// overcommitting threads, added whenever others block) and the task waits on a continuation: it holds no
 /// thread meanwhile, and the blocking call needs none that the pool holds.
 enum Offload {
-    /// Runs `body` on a queue of its own and returns what it returns, or throws what it throws; then, when the
-    /// calling task was cancelled meanwhile, throws `CancellationError`.
+    /// Runs `body` on a queue of its own and returns what it returns, or throws what it throws.
     ///
-    /// A cancelled task does not stop `body`: it runs to its end (bounded by the client's request timeout).
+    /// A cancelled task does not stop `body`: it runs to its end (bounded by the client's request timeout), and
+    /// its outcome is returned, so that a write etcd committed is never reported as cancelled.
     static func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
-        let value: Value = try await withCheckedThrowingContinuation { continuation in
+        try await withCheckedThrowingContinuation { continuation in
             DispatchQueue(label: "CodableDefaultsEtcd.call").async {
                 continuation.resume(with: Result { try body() })
             }
         }
-        try Task.checkCancellation()
-        return value
     }
 }
