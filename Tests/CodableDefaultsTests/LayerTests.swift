@@ -538,4 +538,28 @@ import Testing
         #expect(!names.values.contains(Self.name.defaultValue), "\(names.values)")
         for token in tokens { token.cancel() }
     }
+    /// An empty file put in the place of a layer's file (an atomic swap: a new file, renamed over the old one,
+    /// as editors and Kubernetes volumes do) is empty on purpose: the value it replaced is gone.
+    @Test func anEmptyFileSwappedInForALayersFileSuppliesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let secrets = dir.file("secrets")
+        try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
+        let nameFile = secrets.appendingPathComponent("name")
+        try write("etc", to: nameFile)
+        let etc = dir.file("defaults.json")
+        try write("{\"volume\": 0.25}", to: etc)
+        let defaults = try open(dir, fallbacks: [.directory(secrets), .file(etc)])
+        #expect(defaults[Self.name] == "etc")
+
+        for file in [nameFile, etc] {
+            let swapped = dir.file("swapped")
+            #expect(FileManager.default.createFile(atPath: swapped.path, contents: Data()))
+            #expect(rename(swapped.path, file.path) == 0)
+        }
+        let generation = defaults.store.state.withLock { $0.layers.generation }
+        defaults.store.rereadLayer(0, generation: generation)
+        defaults.store.rereadLayer(1, generation: generation)
+        #expect(defaults[Self.name] == Self.name.defaultValue)
+        #expect(defaults[Self.volume] == Self.volume.defaultValue)
+    }
 }

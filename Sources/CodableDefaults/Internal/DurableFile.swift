@@ -16,6 +16,11 @@ struct FileIdentity: Equatable, Sendable {
     /// differs here unless it was made within the same clock tick.
     var changed: Int64
 
+    /// Whether `other` is the same file (device and inode), whatever its size and times are now.
+    func isSameFile(as other: FileIdentity) -> Bool {
+        device == other.device && inode == other.inode
+    }
+
     init(_ info: stat) {
         device = UInt64(truncatingIfNeeded: info.st_dev)
         inode = UInt64(truncatingIfNeeded: info.st_ino)

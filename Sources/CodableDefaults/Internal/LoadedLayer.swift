@@ -32,6 +32,9 @@ struct LoadedLayer: Sendable {
     private var variables: [String: String] = [:]
     /// The file's identity when it was read (a file layer), so a watch event that changed nothing reads nothing.
     private(set) var identity: FileIdentity?
+    /// The identity of each file of a directory layer that supplied a value, to tell a file rewritten in place
+    /// (the same file, emptied for a moment) from another file put in its place.
+    private var fileIdentities: [MemberName: FileIdentity] = [:]
 
     /// What watchers must watch for this layer, each a directory and a name in it (`""`: every entry).
     ///
@@ -60,10 +63,11 @@ struct LoadedLayer: Sendable {
 
     /// Reads `layer` with the store's limits.
     ///
-    /// A file that is empty is one being rewritten in place (`echo 9091 > file` truncates it, then writes): when
-    /// the layer was read before (`previous`), what that file supplied then is kept until it is whole again, so
-    /// that reads never see a key's value vanish for that moment. Read for the first time, an empty file
-    /// supplies nothing.
+    /// A file that is empty but is the same file (device and inode) that supplied values when the layer was read
+    /// before (`previous`) is one being rewritten in place (`echo 9091 > file` truncates it, then writes): what
+    /// it supplied then is kept until it holds data again, so that reads never see a key's value vanish for that
+    /// moment. An empty file read for the first time, or put in the place of another (an editor's or a
+    /// Kubernetes volume's atomic swap), supplies nothing.
     ///
     /// - Throws: ``DefaultsError`` when its file or directory exists but cannot be read or parsed.
     init(_ layer: Defaults.Layer, options: Defaults.Options, previous: LoadedLayer? = nil) throws(DefaultsError) {
@@ -97,7 +101,8 @@ struct LoadedLayer: Sendable {
             return nil
         }
         let again = try LoadedLayer(layer, options: options, previous: self)
-        return again.values == values && again.identity == identity ? nil : again
+        let isSame = again.values == values && again.identity == identity && again.fileIdentities == fileIdentities
+        return isSame ? nil : again
     }
 
     /// The value this layer supplies for `name`, or `nil`.
@@ -145,7 +150,9 @@ struct LoadedLayer: Sendable {
         guard let (bytes, identity) = try Self.read(path, maxSize: options.maximumFileSize) else { return }
         self.identity = identity
         guard !bytes.isEmpty else {
-            values = previous?.values ?? [:]
+            if let previous, let before = previous.identity, before.isSameFile(as: identity) {
+                values = previous.values
+            }
             return
         }
         let index: DocumentIndex
@@ -200,7 +207,12 @@ struct LoadedLayer: Sendable {
             guard let read else { continue }
             var bytes = read.bytes
             guard !bytes.isEmpty else {
-                if let kept = previous?.values[MemberName(name)] { values[MemberName(name)] = kept }
+                if let before = previous?.fileIdentities[MemberName(name)], before.isSameFile(as: read.identity),
+                    let kept = previous?.values[MemberName(name)]
+                {
+                    values[MemberName(name)] = kept
+                    fileIdentities[MemberName(name)] = read.identity
+                }
                 continue
             }
             if name.utf8.count > options.maximumKeyLength {
@@ -212,6 +224,7 @@ struct LoadedLayer: Sendable {
             }
             values[MemberName(name)] = LayerValue(
                 bytes: Self.value(ofText: bytes), source: .file(path: file), isSecret: layer.isSecret)
+            fileIdentities[MemberName(name)] = read.identity
         }
     }
 }
