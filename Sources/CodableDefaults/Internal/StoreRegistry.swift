@@ -57,6 +57,8 @@ enum StoreRegistry {
         var entries: [MemberName: Entry] = [:]
         /// The load each waiting thread waits for, while it waits. A thread waits for one load at a time.
         var waits: [(thread: pthread_t, loading: Loading)] = []
+        /// The stores no path names (an engine's, such as etcd's): not shared, only flushed with the others.
+        var unnamed: [WeakStore] = []
         var exitHookInstalled = false
 
         /// How many threads wait for `loading` (for tests).
@@ -184,6 +186,19 @@ enum StoreRegistry {
         AppLifecycle.flushOnSuspension()
     }
 
+    /// Keeps `store`, which no path names (an engine's), among the stores ``flushAll(where:)`` saves: at exit
+    /// and, on the mobile platforms, when the app leaves the foreground. Held weakly.
+    static func track(_ store: Store) {
+        let installHooks = state.withLock { state in
+            state.unnamed.removeAll { $0.store == nil }
+            state.unnamed.append(WeakStore(store))
+            guard !state.exitHookInstalled else { return false }
+            state.exitHookInstalled = true
+            return true
+        }
+        if installHooks { installFlushHooks() }
+    }
+
     /// How many threads wait for the load of `path` under way (for tests); 0 when none is.
     static func waiterCount(for path: String) -> Int {
         let key = key(for: path)
@@ -204,7 +219,7 @@ enum StoreRegistry {
             state.entries.values.compactMap { entry in
                 if case .open(let weak) = entry { return weak.store }
                 return nil
-            }
+            } + state.unnamed.compactMap(\.store)
         }
         let live = open.filter(included)
         for store in live {
