@@ -99,21 +99,22 @@ extension Store {
         var new: [[UInt8]?] = []
         var takenIn = Set<MemberName>()
         let write = storage.update(reading: names) { outside in
-            let current: [(Cell, UInt64, StoredValue)] = state.withLock { state in
+            let current: [(Cell, UInt64, StoredValue, isUnsaved: Bool)] = state.withLock { state in
                 if let outside {
                     state.loadFailure = nil
                     takenIn = state.takeIn(outside)
                 }
                 return names.map { name in
                     let cell = state.cell(named: name)
-                    return (cell, cell.version, cell.stored)
+                    return (cell, cell.version, cell.stored, cell.isDirty)
                 }
             }
             do {
-                var fragments = try current.map { (cell, _, stored) throws(DefaultsError) in
+                var fragments = try current.map { (cell, _, stored, isUnsaved) throws(DefaultsError) in
                     // A value the storage holds but could not read (an etcd key's text that is not JSON) is not
-                    // an absent value: the closure would write over it. It is refused, as a wrong-typed value is.
-                    if case .absent = stored,
+                    // an absent value: the closure would write over it. It is refused, as a wrong-typed value is
+                    // (unless this process removed it meanwhile: its removal, unsaved, wins over it anyway).
+                    if case .absent = stored, !isUnsaved,
                         let unreadable = storage.unreadableValue(
                             named: cell.name, secret: secretNames.contains(cell.name))
                     {
