@@ -312,7 +312,8 @@ protocol WatchRegistration: AnyObject, Sendable {
             func watchFile() {
                 file.withLock { watch in
                     guard !watch.cancelled, watch.source == nil else { return }
-                    let fd = open(path, O_EVTONLY | O_CLOEXEC)
+                    // O_NONBLOCK: a FIFO at the name must not make the open wait for a writer.
+                    let fd = open(path, O_EVTONLY | O_CLOEXEC | O_NONBLOCK)
                     guard fd >= 0 else { return }
                     let source = DispatchSource.makeFileSystemObjectSource(
                         fileDescriptor: fd, eventMask: [.write, .extend, .attrib, .delete, .rename, .revoke],
