@@ -39,6 +39,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -536,7 +537,8 @@ def swift_modules(scratch: str, package: str) -> tuple[list[SwiftModule], set[st
         for arg in args[1:]:
             if arg.startswith("@"):  # a response file of sources
                 with open(arg[1:]) as f:
-                    expanded += f.read().split()
+                    # Quoted as a shell quotes (a path with a space is one argument).
+                    expanded += shlex.split(f.read())
             else:
                 expanded.append(arg)
         sources = [a for a in expanded if a.endswith(".swift") and not a.startswith("-")]
