@@ -501,18 +501,32 @@ import Testing
         token.cancel()
         other.cancel()
     }
-    /// `echo 9091 > file` truncates the file, then writes it: a layer read in between (something else in the
-    /// directory changed, the watcher fired) keeps what the file supplied until it is whole again, so reads
-    /// and observers never see the key's default for that moment.
-    @Test func aLayerFileRewrittenInPlaceKeepsItsValuesWhileItIsEmpty() async throws {
-        let dir = try TemporaryDirectory()
+
+    /// A store on `dir` with two fallbacks: a directory whose file `name` holds `etc`, and a file holding
+    /// `{"volume": 0.25}`; with those two files.
+    private func openWithTwoLayerFiles(_ dir: TemporaryDirectory) throws -> (Defaults, files: [URL]) {
         let secrets = dir.file("secrets")
         try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
         let nameFile = secrets.appendingPathComponent("name")
         try write("etc", to: nameFile)
         let etc = dir.file("defaults.json")
         try write("{\"volume\": 0.25}", to: etc)
-        let defaults = try open(dir, fallbacks: [.directory(secrets), .file(etc)])
+        return (try open(dir, fallbacks: [.directory(secrets), .file(etc)]), [nameFile, etc])
+    }
+
+    /// Reads both layers of ``openWithTwoLayerFiles(_:)`` again now, as their watchers do on an event.
+    private func rereadBothLayers(_ defaults: Defaults) {
+        let generation = defaults.store.state.withLock { $0.layers.generation }
+        defaults.store.rereadLayer(0, generation: generation)
+        defaults.store.rereadLayer(1, generation: generation)
+    }
+
+    /// `echo 9091 > file` truncates the file, then writes it: a layer read in between (something else in the
+    /// directory changed, the watcher fired) keeps what the file supplied until it is whole again, so reads
+    /// and observers never see the key's default for that moment.
+    @Test func aLayerFileRewrittenInPlaceKeepsItsValuesWhileItIsEmpty() async throws {
+        let dir = try TemporaryDirectory()
+        let (defaults, files) = try openWithTwoLayerFiles(dir)
         let volumes = Recorder<Double>()
         let names = Recorder<String>()
         let tokens = [
@@ -521,44 +535,33 @@ import Testing
         ]
 
         // Both files emptied in place (truncated, as a shell's `>` does), and both layers read meanwhile.
-        for file in [nameFile, etc] { #expect(truncate(file.path, 0) == 0) }
-        let generation = defaults.store.state.withLock { $0.layers.generation }
-        defaults.store.rereadLayer(0, generation: generation)
-        defaults.store.rereadLayer(1, generation: generation)
+        for file in files { #expect(truncate(file.path, 0) == 0) }
+        rereadBothLayers(defaults)
         #expect(defaults[Self.volume] == 0.25)
         #expect(defaults[Self.name] == "etc")
 
         // Whole again, with new values.
-        try Data("etc2\n".utf8).write(to: nameFile)
-        try Data("{\"volume\": 0.75}".utf8).write(to: etc)
-        defaults.store.rereadLayer(0, generation: generation)
-        defaults.store.rereadLayer(1, generation: generation)
+        try Data("etc2\n".utf8).write(to: files[0])
+        try Data("{\"volume\": 0.75}".utf8).write(to: files[1])
+        rereadBothLayers(defaults)
         #expect(try await eventually { volumes.values.last == 0.75 && names.values.last == "etc2" })
         #expect(!volumes.values.contains(Self.volume.defaultValue), "\(volumes.values)")
         #expect(!names.values.contains(Self.name.defaultValue), "\(names.values)")
         for token in tokens { token.cancel() }
     }
+
     /// An empty file put in the place of a layer's file (an atomic swap: a new file, renamed over the old one,
     /// as editors and Kubernetes volumes do) is empty on purpose: the value it replaced is gone.
     @Test func anEmptyFileSwappedInForALayersFileSuppliesNothing() throws {
         let dir = try TemporaryDirectory()
-        let secrets = dir.file("secrets")
-        try FileManager.default.createDirectory(at: secrets, withIntermediateDirectories: true)
-        let nameFile = secrets.appendingPathComponent("name")
-        try write("etc", to: nameFile)
-        let etc = dir.file("defaults.json")
-        try write("{\"volume\": 0.25}", to: etc)
-        let defaults = try open(dir, fallbacks: [.directory(secrets), .file(etc)])
+        let (defaults, files) = try openWithTwoLayerFiles(dir)
         #expect(defaults[Self.name] == "etc")
-
-        for file in [nameFile, etc] {
+        for file in files {
             let swapped = dir.file("swapped")
             #expect(FileManager.default.createFile(atPath: swapped.path, contents: Data()))
             #expect(rename(swapped.path, file.path) == 0)
         }
-        let generation = defaults.store.state.withLock { $0.layers.generation }
-        defaults.store.rereadLayer(0, generation: generation)
-        defaults.store.rereadLayer(1, generation: generation)
+        rereadBothLayers(defaults)
         #expect(defaults[Self.name] == Self.name.defaultValue)
         #expect(defaults[Self.volume] == Self.volume.defaultValue)
     }
