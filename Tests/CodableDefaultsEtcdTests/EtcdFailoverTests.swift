@@ -7,7 +7,9 @@ import Testing
 struct EtcdFailoverTests {
     @Test(.needsEtcd) func aDeadFirstEndpointFailsOverToTheLiveOneAndIsRemembered() async throws {
         try await EtcdServer.with { server in
-            let dead = "http://127.0.0.1:\(try freePorts(1)[0])"
+            let refusing = try RefusingPort()
+            defer { withExtendedLifetime(refusing) {} }
+            let dead = refusing.url
             let client = try EtcdClient(endpoints: [dead, server.clientURL])
             #expect(client.preferredEndpoint.absoluteString == dead)
             try await client.put(utf8("app/x"), utf8("1"))
@@ -21,8 +23,9 @@ struct EtcdFailoverTests {
     }
 
     @Test func whenNoEndpointAnswersTheErrorNamesEach() async throws {
-        let ports = try freePorts(2)
-        let endpoints = ports.map { "http://127.0.0.1:\($0)" }
+        let refusing = [try RefusingPort(), try RefusingPort()]
+        defer { withExtendedLifetime(refusing) {} }
+        let endpoints = refusing.map(\.url)
         let client = try EtcdClient(endpoints: endpoints)
         let error = await #expect(throws: EtcdError.self) { try await client.get(utf8("app/x")) }
         #expect(error?.code == .unreachable)

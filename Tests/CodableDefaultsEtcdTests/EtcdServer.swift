@@ -339,6 +339,31 @@ func freePorts(_ count: Int) throws -> [Int] {
     return ports
 }
 
+/// A TCP port of 127.0.0.1 that refuses connections for as long as the value lives: bound, never listening. A
+/// port found free and released (``freePorts(_:)``) may be taken meanwhile by an etcd another test starts,
+/// which then answers where a test expects "connection refused"; a port held bound cannot be.
+final class RefusingPort: Sendable {
+    /// The port.
+    let port: Int
+    private let descriptor: Int32
+
+    /// Binds a port the kernel picks.
+    init() throws {
+        descriptor = tcpSocket()
+        guard descriptor >= 0 else { throw ChildProcessError(description: "socket failed: errno \(errno)") }
+        guard bindLoopback(descriptor, port: 0) == 0, let port = boundPort(descriptor) else {
+            close(descriptor)
+            throw ChildProcessError(description: "bind failed: errno \(errno)")
+        }
+        self.port = port
+    }
+
+    deinit { close(descriptor) }
+
+    /// `http://127.0.0.1:PORT`.
+    var url: String { "http://127.0.0.1:\(port)" }
+}
+
 /// Whether something accepts a TCP connection on 127.0.0.1:`port` right now.
 func acceptsConnections(port: Int) -> Bool {
     let descriptor = tcpSocket()
