@@ -1,17 +1,17 @@
-// libFuzzer entry point for the store file's parser (`Document.parse`), its index scan (`DocumentIndex`), the value
-// validator (`Document.compactValue`) and the file's writer (`FileImage`).
+// libFuzzer entry point for the store file's parser (`JSONParser.parse`), its index scan (`JSONIndex`), the value
+// validator (`JSONParser.compactValue`) and the file's writer (`FileImage`).
 //
-// This file is compiled together with Sources/CodableDefaults/Internal/Document.swift, Document+Position.swift,
-// DocumentIndex.swift, DocumentIndex+Building.swift, FileImage.swift, FileImage+Index.swift and MemberName.swift into
-// one module by Scripts/fuzz.sh (they use only the standard library and
-// the C library), so it needs no package target:
+// This file is compiled together with Sources/CodableDefaults/Format/JSONParser.swift, JSONParser+Position.swift,
+// JSONIndex.swift, JSONIndex+Building.swift, FileImage.swift, FileImage+Index.swift and
+// Sources/CodableDefaults/Storage/MemberName.swift into one module by Scripts/fuzz.sh (they use only the standard
+// library and the C library), so it needs no package target:
 //
 //     swiftc -parse-as-library -package-name CodableDefaults -sanitize=fuzzer,address -O -g \
-//         Sources/CodableDefaults/Internal/Document.swift \
-//         Sources/CodableDefaults/Internal/Document+Position.swift Sources/CodableDefaults/Internal/DocumentIndex.swift \
-//         Sources/CodableDefaults/Internal/DocumentIndex+Building.swift Sources/CodableDefaults/Internal/FileImage.swift \
-//         Sources/CodableDefaults/Internal/FileImage+Index.swift \
-//         Sources/CodableDefaults/Internal/MemberName.swift Fuzz/DocumentFuzzer.swift -o document-fuzzer
+//         Sources/CodableDefaults/Format/JSONParser.swift \
+//         Sources/CodableDefaults/Format/JSONParser+Position.swift Sources/CodableDefaults/Format/JSONIndex.swift \
+//         Sources/CodableDefaults/Format/JSONIndex+Building.swift Sources/CodableDefaults/Format/FileImage.swift \
+//         Sources/CodableDefaults/Format/FileImage+Index.swift \
+//         Sources/CodableDefaults/Storage/MemberName.swift Fuzz/DocumentFuzzer.swift -o document-fuzzer
 //
 // Beyond "does not crash, does not hang, no memory error", it checks properties every accepted input must
 // have, and traps (so libFuzzer records the input) when one does not hold:
@@ -20,7 +20,7 @@
 //   with their own bytes), and finds each member by name;
 // - applying changes drawn from the input (values replaced, members removed, names added, some repeated) to that
 //   image gives exactly the bytes of a fresh `FileImage` of the resulting members, over several rounds;
-// - the index scan (`DocumentIndex`) agrees with `Document.parse`: both accept or both reject with the same error
+// - the index scan (`JSONIndex`) agrees with `JSONParser.parse`: both accept or both reject with the same error
 //   (kind, offset, line, column, key, message); on acceptance every member's name (byte for byte) and compacted
 //   value are the same, each name is found at its position, and a few absent names are not found;
 // - the image of the index (`FileImage(index:)`) has the bytes of the image of the parsed members and the same
@@ -38,7 +38,7 @@ func require(_ condition: Bool, _ message: @autoclosure () -> String) {
 }
 
 /// Checks that an error's position lies inside the input.
-func checkPosition(_ error: DocumentError, count: Int) {
+func checkPosition(_ error: JSONParseError, count: Int) {
     require(error.offset >= 0 && error.offset <= count, "offset \(error.offset) outside 0...\(count)")
     require(error.line >= 1 && error.column >= 1, "position \(error.line):\(error.column)")
     require(!error.message.isEmpty, "empty message")
@@ -49,13 +49,13 @@ func fuzzOne(_ bytes: [UInt8]) {
     for maxDepth in [512, 4] {
         checkIndex(bytes, maxDepth: maxDepth)
         do {
-            let members = try Document.parse(bytes, maxDepth: maxDepth)
+            let members = try JSONParser.parse(bytes, maxDepth: maxDepth)
             let image = FileImage(members: members)
             checkRoundTrip(image, of: members, maxDepth: maxDepth)
             if maxDepth == 512 { checkApply(to: image, members: members, seed: bytes) }
             for member in members {
                 do {
-                    let compact = try Document.compactValue(member.value, maxDepth: maxDepth)
+                    let compact = try JSONParser.compactValue(member.value, maxDepth: maxDepth)
                     require(compact == member.value, "a member value is not compact")
                 } catch {
                     require(false, "a member value does not validate: \(error.message)")
@@ -65,9 +65,9 @@ func fuzzOne(_ bytes: [UInt8]) {
             checkPosition(error, count: bytes.count)
         }
         do {
-            let compact = try Document.compactValue(bytes, maxDepth: maxDepth)
+            let compact = try JSONParser.compactValue(bytes, maxDepth: maxDepth)
             do {
-                let again = try Document.compactValue(compact, maxDepth: maxDepth)
+                let again = try JSONParser.compactValue(compact, maxDepth: maxDepth)
                 require(again == compact, "compactValue is not idempotent")
             } catch {
                 require(false, "compactValue's output does not validate: \(error.message)")
@@ -78,11 +78,11 @@ func fuzzOne(_ bytes: [UInt8]) {
     }
 }
 
-/// Checks that `DocumentIndex` accepts `bytes` exactly when `Document.parse` does, with the same error, the same
+/// Checks that `JSONIndex` accepts `bytes` exactly when `JSONParser.parse` does, with the same error, the same
 /// names and values, and a lookup that finds every name and no absent one.
 func checkIndex(_ bytes: [UInt8], maxDepth: Int) {
-    let parsed = Result { () throws(DocumentError) in try Document.parse(bytes, maxDepth: maxDepth) }
-    let indexed = Result { () throws(DocumentError) in try DocumentIndex(bytes: bytes, maxDepth: maxDepth) }
+    let parsed = Result { () throws(JSONParseError) in try JSONParser.parse(bytes, maxDepth: maxDepth) }
+    let indexed = Result { () throws(JSONParseError) in try JSONIndex(bytes: bytes, maxDepth: maxDepth) }
     switch (parsed, indexed) {
     case (.success(let members), .success(let index)):
         checkIndexedImage(index, members: members, maxDepth: maxDepth, seed: bytes)
@@ -108,13 +108,13 @@ func checkIndex(_ bytes: [UInt8], maxDepth: Int) {
 /// Checks that the image of an accepted input's index is the image of its parsed members, byte for byte, with the
 /// same lookups; that the index calls the input canonical exactly when it is that image's bytes; and that the image's
 /// bytes, indexed again, are canonical and adopted (the same buffer), and take changes as a fresh image does.
-func checkIndexedImage(_ index: DocumentIndex, members: [DocumentMember], maxDepth: Int, seed: [UInt8]) {
+func checkIndexedImage(_ index: JSONIndex, members: [ParsedMember], maxDepth: Int, seed: [UInt8]) {
     let fresh = FileImage(members: members)
     let image = FileImage(index: index)
     require(image.bytes == fresh.bytes, "FileImage(index:) gave other bytes than FileImage(members:)")
     checkSameLookups(image, fresh)
     require(index.isCanonical == (index.bytes == fresh.bytes), "the index misjudged whether the input is canonical")
-    let canonical = Result { () throws(DocumentError) in try DocumentIndex(bytes: fresh.bytes, maxDepth: maxDepth) }
+    let canonical = Result { () throws(JSONParseError) in try JSONIndex(bytes: fresh.bytes, maxDepth: maxDepth) }
     guard case .success(let reindexed) = canonical else {
         require(false, "the index refused a FileImage's bytes")
         return
@@ -144,10 +144,10 @@ func checkSameLookups(_ image: FileImage, _ fresh: FileImage) {
 }
 
 /// Checks that `image`, built from parsed `members`, parses back to them in file order and finds each by name.
-func checkRoundTrip(_ image: FileImage, of members: [DocumentMember], maxDepth: Int) {
+func checkRoundTrip(_ image: FileImage, of members: [ParsedMember], maxDepth: Int) {
     let sorted = members.sorted { precedesInFile($0.key, $1.key) }
     do {
-        let reparsed = try Document.parse(image.bytes, maxDepth: maxDepth)
+        let reparsed = try JSONParser.parse(image.bytes, maxDepth: maxDepth)
         require(reparsed == sorted, "FileImage/parse round trip changed the members")
     } catch {
         require(false, "the FileImage of a document does not parse: \(error.message)")
@@ -179,7 +179,7 @@ struct Generator {
 
 /// Applies rounds of changes drawn from the input to `image` and checks each result against a fresh image of the
 /// members it should hold.
-func checkApply(to image: FileImage, members: [DocumentMember], seed: [UInt8]) {
+func checkApply(to image: FileImage, members: [ParsedMember], seed: [UInt8]) {
     var generator = Generator(seed: seed)
     var image = image
     var expected: [MemberName: [UInt8]] = [:]
