@@ -61,6 +61,9 @@ let package = Package(
 
 for target in package.targets {
     var settings = target.swiftSettings ?? []
+    // What only tests use (the fault plan of the file layer's system calls, the store's counters; the library's
+    // `Testing/` folder) is compiled in debug builds only, as swift-system compiles its mocking.
+    settings.append(.define("CODABLE_DEFAULTS_TESTING", .when(configuration: .debug)))
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
     target.swiftSettings = settings

@@ -73,16 +73,7 @@ extension Defaults {
     ) async throws(DefaultsError) {
         let storage = try Self.etcdStorage(endpoints, prefix, username, password, options)
         try await storage.prime()
-        try self.init(etcdStorage: storage, saveMode: saveMode, options: options, onError: onError)
-    }
-
-    /// The store on `storage`, which reads the prefix as it opens unless it was primed.
-    private convenience init(
-        etcdStorage storage: EtcdStorage, saveMode: SaveMode, options: Options,
-        onError: (@Sendable (DefaultsError) -> Void)?
-    ) throws(DefaultsError) {
         try self.init(engine: storage, saveMode: saveMode, options: options, onError: onError)
-        storage.whenWritableAgain { [weak self] in self?.saveUnsavedChangesInBackground() }
     }
 
     /// The most bytes one answer of etcd may take for a store whose file limit is `fileLimit`: twice it (base64
@@ -120,6 +111,6 @@ extension Defaults {
         _ endpoints: [URL], prefix: String, saveMode: SaveMode, username: String? = nil, password: String? = nil
     ) throws(DefaultsError) -> Defaults {
         let storage = try etcdStorage(endpoints, prefix, username, password, .default)
-        return try Defaults(etcdStorage: storage, saveMode: saveMode, options: .default, onError: nil)
+        return try Defaults(engine: storage, saveMode: saveMode, options: .default, onError: nil)
     }
 }

@@ -351,8 +351,6 @@ package final class EtcdStorage: Storage {
         }
     }
 
-    package var isWatching: Bool { state.withLock { $0.signal != nil } }
-
     package func stopWatching() {
         let tasks = state.withLock { state in
             defer {

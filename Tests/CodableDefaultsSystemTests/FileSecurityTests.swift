@@ -129,7 +129,7 @@ import Testing
         try FileManager.default.createDirectory(at: planted, withIntermediateDirectories: false)
         try write("inside", to: planted.appendingPathComponent("file"))
 
-        let store = Store(path: url.path, options: .default)
+        let store = Store(storage: makeStorage(path: url.path, options: .default), options: .default)
         let log = ErrorLog()
         store.onError = log.handler
         try store.load()

@@ -60,7 +60,7 @@ package final class ErrorLog: Sendable {
 package func openFresh(_ url: URL, saveMode: Defaults.SaveMode = .manual, options: Defaults.Options = .default) throws
     -> Defaults
 {
-    let store = Store(path: url.path, options: options)
+    let store = Store(storage: makeStorage(path: url.path, options: options), options: options)
     try store.load()
     return Defaults(store: store, saveMode: saveMode, url: url)
 }
@@ -107,16 +107,19 @@ extension Defaults.Keys {
     package static let count = Defaults.Key<Int>("count", default: 0)
 }
 
-/// Waits until a save of `defaults` has found the file lock held and is waiting for it: the positive sign that
-/// a save waits for the lock. Returns whether that was seen within `timeout` seconds.
-package func waitForLockWaiter(_ defaults: Defaults, timeout: Double = 30) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    repeat {
-        if defaults.store.lockWaitCount > 0 { return true }
-        usleep(1000)
-    } while Date() < deadline
-    return false
-}
+#if CODABLE_DEFAULTS_TESTING
+    /// Waits until a save of `defaults` has found the file lock held and is waiting for it: the positive sign that
+    /// a save waits for the lock. Returns whether that was seen within `timeout` seconds. Debug builds only (the
+    /// counter is a test hook, compiled with `CODABLE_DEFAULTS_TESTING`).
+    package func waitForLockWaiter(_ defaults: Defaults, timeout: Double = 30) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        repeat {
+            if defaults.store.lockWaitCount > 0 { return true }
+            usleep(1000)
+        } while Date() < deadline
+        return false
+    }
+#endif
 
 /// Prints a line about what a test measured (crash and fault-injection summaries) when the environment
 /// variable `CODABLE_DEFAULTS_TEST_LOG` is set, so that `swift test` stays quiet when it passes.

@@ -147,7 +147,7 @@ struct AsyncSaveTests {
         subject.plan.removeAll()
         try await saver.value
         #expect(try text(subject.url) == "{\n  \"count\": 5\n}\n")
-        #expect(defaults.store.state.withLock { $0.dirty.isEmpty })
+        #expect(defaults.store.state.withLock { $0.members.dirty.isEmpty })
     }
 
     /// A task already cancelled when it calls `save()` saves anyway.
@@ -169,6 +169,6 @@ struct AsyncSaveTests {
         let defaults = Defaults.inMemory()
         defaults[.count] = 2
         try await defaults.save()
-        #expect(defaults.store.state.withLock { $0.dirty.isEmpty })
+        #expect(defaults.store.state.withLock { $0.members.dirty.isEmpty })
     }
 }

@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test func aBatchAndTheArgumentDomainKeepTheSpellingsApart() throws {
-        let defaults = Defaults(store: Store(path: nil, options: .default), saveMode: .manual, url: nil)
+        let defaults = Defaults(store: Store(storage: MemoryStorage(), options: .default), saveMode: .manual, url: nil)
         let decomposed = Defaults.Key<Int>(Self.decomposed, default: 0)
         let composed = Defaults.Key<Int>(Self.composed, default: 0)
         defaults.batch {

@@ -516,7 +516,7 @@ import Testing
 
     /// Reads both layers of ``openWithTwoLayerFiles(_:)`` again now, as their watchers do on an event.
     private func rereadBothLayers(_ defaults: Defaults) {
-        let generation = defaults.store.state.withLock { $0.layers.generation }
+        let generation = defaults.store.state.withLock { $0.layers.stack.generation }
         defaults.store.rereadLayer(0, generation: generation)
         defaults.store.rereadLayer(1, generation: generation)
     }

@@ -110,7 +110,9 @@ import Testing
         let dir = try TemporaryDirectory()
         try write("{broken", to: dir.file())
         let errors = ErrorLog()
-        let store = Store(path: dir.file().path, options: .init(unreadableFile: .moveAside))
+        let store = Store(
+            storage: makeStorage(path: dir.file().path, options: .init(unreadableFile: .moveAside)),
+            options: .init(unreadableFile: .moveAside))
         store.onError = errors.handler
         try store.load()
         let defaults = Defaults(store: store, saveMode: .manual, url: dir.file())

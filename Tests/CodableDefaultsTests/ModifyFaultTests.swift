@@ -32,7 +32,9 @@ import Testing
         #expect(error?.path == subject.path)
         #expect(try bytes(subject.url) == old)
         #expect(subject.defaults[count] == 1, "memory is unchanged")
-        #expect(!subject.defaults.store.state.withLock { $0.cells[MemberName("count")]!.isDirty }, "nothing pending")
+        #expect(
+            !subject.defaults.store.state.withLock { $0.members.cells[MemberName("count")]!.isDirty }, "nothing pending"
+        )
 
         try subject.defaults.modify(count) { $0 += 1 }
         #expect(changes.values == [2], "observers heard of the successful update only")

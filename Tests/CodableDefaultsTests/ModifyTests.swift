@@ -20,7 +20,7 @@ import Testing
 
     /// In memory, so that 80,000 updates take no 80,000 fsyncs; the store's lock is the same as a file's.
     @Test func eightThreadsOfTenThousandIncrementsLoseNone() throws {
-        let store = Store(path: nil, options: .default)
+        let store = Store(storage: MemoryStorage(), options: .default)
         try store.load()
         // Two handles on one store, as `Defaults(url:)` gives for one file.
         let first = Defaults(store: store, saveMode: .manual, url: nil)
@@ -100,7 +100,7 @@ import Testing
         try defaults.modify(.count) { $0 += 1 }
         #expect(defaults[.count] == 11)
         #expect(try openFresh(dir.file())[.count] == 11)
-        #expect(!defaults.store.state.withLock { $0.cells[MemberName("count")]!.isDirty })
+        #expect(!defaults.store.state.withLock { $0.members.cells[MemberName("count")]!.isDirty })
     }
 
     @Test func aClosureThatChangesNothingWritesNothing() throws {

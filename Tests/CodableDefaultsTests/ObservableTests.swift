@@ -251,7 +251,7 @@ func tracking<T>(_ read: () -> T) -> ChangeSignal {
         _ = defaults[.volume]
         _ = defaults.keys
         let marked = defaults.store.state.withLock { state in
-            state.cells[MemberName("volume")]?.observedPath != nil || state.membership != nil
+            state.members.cells[MemberName("volume")]?.observedPath != nil || state.observers.membership != nil
         }
         #expect(!marked)
         #expect(!defaults.store.isWatching)

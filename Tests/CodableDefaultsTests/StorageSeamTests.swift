@@ -37,7 +37,8 @@ import Testing
         storage.inject([MemberChange(name: "volume", value: json("0.75"))])
         #expect(try await eventually { seen.values == [0.75] })
         #expect(defaults[.volume] == 0.75)
-        #expect(!defaults.store.state.withLock { $0.cells[MemberName("volume")]!.isDirty }, "saved, not a change")
+        #expect(
+            !defaults.store.state.withLock { $0.members.cells[MemberName("volume")]!.isDirty }, "saved, not a change")
         storage.inject([MemberChange(name: "volume", value: nil)])
         #expect(try await eventually { seen.values == [0.75, 0.5] })
         #expect(!defaults.hasStoredValue(.volume))
@@ -77,11 +78,11 @@ import Testing
         try defaults.modify(.count) { $0 = 2 }  // Writes 2 and clears the key's unsaved flag.
         defaults[.count] = 3
         defaults.set(4, forKey: "other")
-        #expect(defaults.store.state.withLock { $0.dirty.map(\.name) } == ["count", "other"])
+        #expect(defaults.store.state.withLock { $0.members.dirty.map(\.name) } == ["count", "other"])
         try defaults.flush()
         let members = try #require(try storage.read()?.members)
         #expect(members.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" } == ["count=3", "other=4"])
-        #expect(defaults.store.state.withLock { $0.dirty.isEmpty })
+        #expect(defaults.store.state.withLock { $0.members.dirty.isEmpty })
     }
 
     @Test func discardingRevertsToWhatTheStorageHolds() throws {

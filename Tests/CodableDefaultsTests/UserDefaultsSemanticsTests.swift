@@ -223,7 +223,7 @@ import Testing
     }
 
     @Test func argumentValuesReadThroughEveryAPI() {
-        let store = Store(path: nil, options: .default)
+        let store = Store(storage: MemoryStorage(), options: .default)
         let defaults = Defaults(store: store, saveMode: .manual, url: nil)
         _ = store.setArguments(ArgumentDomain.parse(["p", "-n", "3", "-name", "x y", "-list", "[1,2]"]))
         #expect(defaults.integer(forKey: "n") == 3)

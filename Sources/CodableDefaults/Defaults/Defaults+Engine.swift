@@ -22,15 +22,6 @@ extension Defaults {
         self.init(store: store, saveMode: saveMode, url: nil)
     }
 
-    /// Saves the store's unsaved changes on its queue, reporting a failure to ``onError``: for an engine that can
-    /// write again after a save failed (etcd answering again).
-    package func saveUnsavedChangesInBackground() {
-        store.queue.async { [weak store] in
-            guard let store else { return }
-            do throws(DefaultsError) { try store.save() } catch { store.report(error) }
-        }
-    }
-
     /// The engine of this `Defaults`'s store (for tests of an engine).
     package var engine: any Storage { store.storage }
 }

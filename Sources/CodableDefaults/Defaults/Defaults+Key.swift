@@ -6,7 +6,7 @@
 
 extension Defaults {
     // `@unchecked Sendable`: the compiler checks only final classes, and `Key` inherits from this one.
-    // Every stored property is an immutable `Sendable` value, except the store list, which is `Locked`.
+    // Every stored property is an immutable `Sendable` value.
     /// The namespace for your typed keys, and the common base of every ``Defaults/Key``.
     ///
     /// Declare keys as static members of an extension, so they can be written with a leading dot:
@@ -39,26 +39,12 @@ extension Defaults {
         /// ``Defaults/Layer`` for secret layers).
         public let isSecret: Bool
 
-        /// The stores holding a cache slot for this key, so the slots can go when the key does.
-        private let stores = Locked<[ObjectIdentifier: WeakStore]>([:])
-
         init(name: String, isSecret: Bool = false) {
             self.name = name
             self.isSecret = isSecret
             self.id = KeyIdentity.next()
             self.isReserved = name == Defaults.schemaVersionKey
             self.nameLength = name.utf8.count
-        }
-
-        deinit {
-            let stores = stores.withLock { $0.values.compactMap(\.store) }
-            for store in stores { store.forgetSlot(id) }
-        }
-
-        /// Notes that `store` made a cache slot for this key. Called with the store's lock held; takes only
-        /// the key's own lock, which is never held while calling into a store.
-        func track(_ store: Store) {
-            stores.withLock { $0[ObjectIdentifier(store)] = WeakStore(store) }
         }
     }
 

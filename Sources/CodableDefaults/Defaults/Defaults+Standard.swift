@@ -189,7 +189,8 @@ extension Defaults {
             return try Defaults(url: url, arguments: arguments, onError: onError, toleratingLoadFailure: true)
         } catch {
             // Only a URL that is not a file URL gets here; `standard` always builds one. Serve memory only.
-            let defaults = Defaults(store: Store(path: nil, options: .default), saveMode: .manual, url: nil)
+            let defaults = Defaults(
+                store: Store(storage: MemoryStorage(), options: .default), saveMode: .manual, url: nil)
             if let onError { defaults.onError = onError }
             defaults.store.setLoadError(error)
             defaults.store.report(error)

@@ -128,7 +128,7 @@ public final class Defaults: Sendable {
         var opened = false
         let store = try StoreRegistry.store(for: path) { () throws(DefaultsError) -> Store in
             opened = true
-            let store = Store(path: path, options: options)
+            let store = Store(storage: makeStorage(path: path, options: options), options: options)
             if let onError { store.onError = onError }
             do throws(DefaultsError) {
                 try store.load()
@@ -157,7 +157,7 @@ public final class Defaults: Sendable {
     /// saved state (so a value that cannot be encoded is thrown as `encodingFailed`, as it would be for a
     /// file), ``discardUnsavedChanges()`` goes back to that state, and ``reload()`` reads it again.
     public static func inMemory() -> Defaults {
-        Defaults(store: Store(path: nil, options: .default), saveMode: .manual, url: nil)
+        Defaults(store: Store(storage: MemoryStorage(), options: .default), saveMode: .manual, url: nil)
     }
 
     /// An absolute, symlink-free path for a file URL, resolved as the kernel resolves it (see ``KernelPath``).

@@ -23,37 +23,79 @@
 /// Each wrapper returns what the libc call returns, with `errno` set on failure. The ones that retry `EINTR`
 /// say so; a retried call counts as one more call for a plan.
 struct Syscalls: Sendable {
-    /// The faults to inject, or `nil` for the plain system calls.
-    let faults: FaultPlan?
-
-    /// The plain system calls.
-    static let live = Syscalls(faults: nil)
-
-    /// The system calls with the plan installed for the current task (see ``FaultPlan/install(_:operation:)``),
-    /// or ``live`` when there is none.
-    static var installed: Syscalls {
-        guard let plan = FaultPlan.current else { return .live }
-        return Syscalls(faults: plan)
+    /// A kind of system call, as a ``FaultPlan`` names them.
+    enum Call: String, Sendable, CaseIterable {
+        case open, close, read, write, fsync, fstat, stat, lstat, fchmod, fchown, rename, unlink, mkdir, flock
+        case readlink, realpath, opendir
     }
+
+    /// What a ``FaultPlan`` makes of a call.
+    enum Fault: Sendable, Equatable {
+        /// The call is not made; it returns -1 with this `errno`.
+        case error(Int32)
+        /// A read or write moves at most this many bytes (at least 1), for real; other calls are made as asked.
+        case short(Int)
+    }
+
+    #if CODABLE_DEFAULTS_TESTING
+        /// The faults to inject, or `nil` for the plain system calls.
+        let faults: FaultPlan?
+
+        /// The plain system calls.
+        static let live = Syscalls(faults: nil)
+
+        /// The system calls with the plan installed for the current task (see ``FaultPlan/install(_:operation:)``),
+        /// or ``live`` when there is none.
+        static var installed: Syscalls {
+            guard let plan = FaultPlan.current else { return .live }
+            return Syscalls(faults: plan)
+        }
+    #else
+        /// The plain system calls.
+        static let live = Syscalls()
+
+        /// The plain system calls: a build without `CODABLE_DEFAULTS_TESTING` has no fault plan.
+        static var installed: Syscalls { .live }
+    #endif
 
     /// What the plan says about this call: `nil` to make it for real, else the fault (and `errno` is set for
     /// an error). `path` is the call's path, or `fd` its descriptor's; `otherPath` a second path (a rename's
-    /// target).
+    /// target). Always `nil` in a build without `CODABLE_DEFAULTS_TESTING`.
     @inline(__always)
     private func fault(
-        _ call: FaultPlan.Call, path: String? = nil, otherPath: String? = nil, fd: Int32? = nil
-    ) -> FaultPlan.Fault? {
-        guard let faults else { return nil }
-        let fault = faults.take(call, path: path, otherPath: otherPath, fd: fd)
-        if case .error(let code)? = fault { Platform.setErrno(code) }
-        return fault
+        _ call: Call, path: String? = nil, otherPath: String? = nil, fd: Int32? = nil
+    ) -> Fault? {
+        #if CODABLE_DEFAULTS_TESTING
+            guard let faults else { return nil }
+            let fault = faults.take(call, path: path, otherPath: otherPath, fd: fd)
+            if case .error(let code)? = fault { Platform.setErrno(code) }
+            return fault
+        #else
+            return nil
+        #endif
+    }
+
+    /// Tells the plan that `fd` was opened for `path` (so that calls on it match the path's rules).
+    @inline(__always)
+    private func opened(_ fd: Int32, path: String) {
+        #if CODABLE_DEFAULTS_TESTING
+            faults?.opened(fd, path: path)
+        #endif
+    }
+
+    /// Tells the plan that `fd` was closed.
+    @inline(__always)
+    private func closed(_ fd: Int32) {
+        #if CODABLE_DEFAULTS_TESTING
+            faults?.closed(fd)
+        #endif
     }
 
     /// Whether the plan makes this call fail (`errno` is then set); a ``FaultPlan/Fault/short(_:)`` fault
     /// only shortens reads and writes, and makes any other call for real.
     @inline(__always)
     private func fails(
-        _ call: FaultPlan.Call, path: String? = nil, otherPath: String? = nil, fd: Int32? = nil
+        _ call: Call, path: String? = nil, otherPath: String? = nil, fd: Int32? = nil
     ) -> Bool {
         guard case .error? = fault(call, path: path, otherPath: otherPath, fd: fd) else { return false }
         return true
@@ -64,7 +106,7 @@ struct Syscalls: Sendable {
         while true {
             let fd = fails(.open, path: path) ? -1 : Platform.openOnce(path, flags, mode)
             if fd >= 0 {
-                faults?.opened(fd, path: path)
+                opened(fd, path: path)
                 return fd
             }
             if Platform.errno != EINTR { return fd }
@@ -82,7 +124,7 @@ struct Syscalls: Sendable {
     }
 
     private func closeDescriptor(_ fd: Int32) -> Int32 {
-        faults?.closed(fd)
+        closed(fd)
         #if canImport(Darwin)
             return Darwin.close(fd)
         #elseif canImport(Glibc)

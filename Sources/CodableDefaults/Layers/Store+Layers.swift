@@ -10,14 +10,14 @@ extension Store {
         var stopped: [FileWatcher] = []
         var started: [FileWatcher] = []
         let changed: Set<MemberName> = state.withLock { state in
-            let previous = state.layers
-            if let readOverrides { state.layers.overrides = readOverrides }
-            if let readFallbacks { state.layers.fallbacks = readFallbacks }
-            state.layers.generation &+= 1
-            state.layerErrors = [:]
-            stopped = state.layerWatchers
-            state.layerWatchers = makeLayerWatchers(for: state.layers)
-            started = state.layerWatchers
+            let previous = state.layers.stack
+            if let readOverrides { state.layers.stack.overrides = readOverrides }
+            if let readFallbacks { state.layers.stack.fallbacks = readFallbacks }
+            state.layers.stack.generation &+= 1
+            state.layers.errors = [:]
+            stopped = state.layers.watchers
+            state.layers.watchers = makeLayerWatchers(for: state.layers.stack)
+            started = state.layers.watchers
             return state.refreshLayerValues(previous: previous)
         }
         for watcher in stopped { watcher.stop() }
@@ -54,8 +54,8 @@ extension Store {
     /// error handler, once per distinct error.
     func rereadLayer(_ position: Int, generation: Int) {
         let current: LoadedLayer? = state.withLock { state in
-            guard state.layers.generation == generation else { return nil }
-            let all = state.layers.overrides + state.layers.fallbacks
+            guard state.layers.stack.generation == generation else { return nil }
+            let all = state.layers.stack.overrides + state.layers.stack.fallbacks
             return position < all.count ? all[position] : nil
         }
         guard let current else { return }
@@ -64,22 +64,22 @@ extension Store {
             again = try current.reread(options: options)
         } catch {
             let isNew = state.withLock { state in
-                defer { state.layerErrors[position] = error }
-                return state.layerErrors[position] != error
+                defer { state.layers.errors[position] = error }
+                return state.layers.errors[position] != error
             }
             if isNew { report(error) }
             return
         }
         guard let again else { return }
         let changed: Set<MemberName> = state.withLock { state in
-            guard state.layers.generation == generation else { return [] }
-            state.layerErrors[position] = nil
-            let previous = state.layers
-            let overrides = state.layers.overrides.count
+            guard state.layers.stack.generation == generation else { return [] }
+            state.layers.errors[position] = nil
+            let previous = state.layers.stack
+            let overrides = state.layers.stack.overrides.count
             if position < overrides {
-                state.layers.overrides[position] = again
+                state.layers.stack.overrides[position] = again
             } else {
-                state.layers.fallbacks[position - overrides] = again
+                state.layers.stack.fallbacks[position - overrides] = again
             }
             return state.refreshLayerValues(previous: previous)
         }
@@ -108,8 +108,8 @@ extension Store {
         let (argument, overrides, stored, fallbacks, registered) = state.withLock { state in
             let cell = state.cell(named: name)
             return (
-                cell.argument, state.layers.overrides.compactMap { $0.value(named: name) }, cell.stored,
-                state.layers.fallbacks.compactMap { $0.value(named: name) }, cell.registered
+                cell.argument, state.layers.stack.overrides.compactMap { $0.value(named: name) }, cell.stored,
+                state.layers.stack.fallbacks.compactMap { $0.value(named: name) }, cell.registered
             )
         }
         var values: [(Defaults.Source, [UInt8], Bool)] = []

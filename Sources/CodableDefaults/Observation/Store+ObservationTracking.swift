@@ -93,9 +93,9 @@ extension Store: Observable {
         registrar.access(self, keyPath: ObservedPaths.probe)
         guard TrackedRead.count != before else { return }
         state.withLock { state in
-            if state.membership != nil { return }
+            if state.observers.membership != nil { return }
             var membership = Membership(stored: [], effective: [])
-            for (name, cell) in state.cells where !cell.isReserved {
+            for (name, cell) in state.members.cells where !cell.isReserved {
                 if cell.stored.isPresent { membership.stored.insert(name) }
                 if cell.effective.isPresent { membership.effective.insert(name) }
             }
@@ -104,10 +104,10 @@ extension Store: Observable {
                 membership.stored.insert(MemberName(name))
                 membership.effective.insert(MemberName(name))
             }
-            state.layers.forEachListedName { name in
-                if state.cells[MemberName(name)] == nil { membership.effective.insert(MemberName(name)) }
+            state.layers.stack.forEachListedName { name in
+                if state.members.cells[MemberName(name)] == nil { membership.effective.insert(MemberName(name)) }
             }
-            state.membership = membership
+            state.observers.membership = membership
         }
         startWatching()
         registrar.access(self, keyPath: ObservedPaths.membership)
@@ -133,13 +133,13 @@ extension Store: Observable {
     /// presence changed. Called by ``publish(_:)`` with the lock held; updates the remembered presence.
     static func observedPaths(for names: Set<MemberName>, in state: inout StoreState) -> [KeyPath<Store, Void>] {
         var paths: [KeyPath<Store, Void>] = []
-        guard var membership = state.membership else {
-            for name in names { if let path = state.cells[name]?.observedPath { paths.append(path) } }
+        guard var membership = state.observers.membership else {
+            for name in names { if let path = state.members.cells[name]?.observedPath { paths.append(path) } }
             return paths
         }
         var membershipChanged = false
         for name in names {
-            guard let cell = state.cells[name] else { continue }
+            guard let cell = state.members.cells[name] else { continue }
             if let path = cell.observedPath { paths.append(path) }
             guard !cell.isReserved else { continue }
             if cell.stored.isPresent != membership.stored.contains(name) {
@@ -155,7 +155,7 @@ extension Store: Observable {
                 }
             }
         }
-        state.membership = membership
+        state.observers.membership = membership
         if membershipChanged { paths.append(ObservedPaths.membership) }
         return paths
     }

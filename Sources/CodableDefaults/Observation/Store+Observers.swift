@@ -5,7 +5,7 @@ extension Store {
     func addObserver(_ observer: Observer, name: String) {
         state.withLock { state in
             state.cell(named: name).observers.append(observer)
-            state.observerCount += 1
+            state.observers.count += 1
         }
         startWatching()
     }
@@ -13,19 +13,19 @@ extension Store {
     /// Unregisters an observer of one name.
     func removeObserver(_ observer: Observer, name: String) {
         state.withLock { state in
-            guard let cell = state.cells[MemberName(name)],
+            guard let cell = state.members.cells[MemberName(name)],
                 let index = cell.observers.firstIndex(where: { $0 === observer })
             else { return }
             cell.observers.remove(at: index)
-            state.observerCount -= 1
+            state.observers.count -= 1
         }
     }
 
     /// Registers an observer of every change, and starts noticing outside changes.
     func addAllObserver(_ observer: AllObserver) {
         state.withLock { state in
-            state.allObservers.append(observer)
-            state.observerCount += 1
+            state.observers.all.append(observer)
+            state.observers.count += 1
         }
         startWatching()
     }
@@ -33,9 +33,9 @@ extension Store {
     /// Unregisters an observer of every change.
     func removeAllObserver(_ observer: AllObserver) {
         state.withLock { state in
-            guard let index = state.allObservers.firstIndex(where: { $0 === observer }) else { return }
-            state.allObservers.remove(at: index)
-            state.observerCount -= 1
+            guard let index = state.observers.all.firstIndex(where: { $0 === observer }) else { return }
+            state.observers.all.remove(at: index)
+            state.observers.count -= 1
         }
     }
 
@@ -49,14 +49,14 @@ extension Store {
             paths = Store.observedPaths(for: names, in: &state)
             var observers: [Observer] = []
             for name in names {
-                if let cell = state.cells[name] { observers.append(contentsOf: cell.observers) }
+                if let cell = state.members.cells[name] { observers.append(contentsOf: cell.observers) }
             }
             // An observer of several names (`updates(of:)`) is registered under each: told once per change.
             if names.count > 1 && observers.count > 1 {
                 var seen = Set<ObjectIdentifier>()
                 observers.removeAll { !seen.insert(ObjectIdentifier($0)).inserted }
             }
-            observers.append(contentsOf: state.allObservers)
+            observers.append(contentsOf: state.observers.all)
             return observers
         }
         fireObservation(paths)
@@ -75,11 +75,11 @@ extension Store {
     /// leaves the store as it was.
     func takeInOutsideChanges() {
         do throws(DefaultsError) {
-            let changed = try withStorageLock("taking in outside changes") {
+            let changed = try saveLock.withLock("taking in outside changes") {
                 () throws(DefaultsError) -> Set<MemberName> in
                 guard let content = try storage.outsideChanges() else { return [] }
                 return state.withLock { state in
-                    state.loadFailure = nil
+                    state.errors.loadFailure = nil
                     return state.takeIn(content)
                 }
             }

@@ -68,8 +68,6 @@ final class MemoryStorage: Storage {
         }
     }
 
-    var isWatching: Bool { state.withLock { $0.signal != nil } }
-
     func stopWatching() {
         state.withLock { $0.signal = nil }
     }
@@ -89,3 +87,10 @@ final class MemoryStorage: Storage {
         if let (signal, queue) = signal { queue.async(execute: signal) }
     }
 }
+
+#if CODABLE_DEFAULTS_TESTING
+    extension MemoryStorage {
+        /// Whether a store asked to hear of changes (for tests; debug builds only, see `Testing/`).
+        var isWatching: Bool { state.withLock { $0.signal != nil } }
+    }
+#endif

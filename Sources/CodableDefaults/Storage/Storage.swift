@@ -45,7 +45,7 @@ package struct StorageWrite {
 /// holds now, whatever other writers stored meanwhile, and reports what they stored as ``StorageWrite/outside``.
 ///
 /// Calls come from one thread at a time: the store makes every call (except ``startWatching(on:_:)``'s
-/// signal and the test counters) under its save lock. Every method may block on I/O. None calls user code.
+/// signal and ``whenWritableAgain(_:)``) under its save lock. Every method may block on I/O. None calls user code.
 package protocol Storage: AnyObject, Sendable {
     /// Where the data lives, for messages: the file's path; `nil` in memory.
     var location: String? { get }
@@ -100,11 +100,14 @@ package protocol Storage: AnyObject, Sendable {
     /// something to say. Calling it again does nothing.
     func startWatching(on queue: DispatchQueue, _ signal: @escaping @Sendable () -> Void)
 
-    /// Whether the storage notices outside changes (for tests).
-    var isWatching: Bool { get }
-
     /// Stops noticing outside changes.
     func stopWatching()
+
+    /// Sets what the engine calls once it can write again after a write failed because it could not reach its
+    /// data (a remote engine none of whose endpoints answered): the store's save of its unsaved changes, on a
+    /// thread of the engine's. The file and memory engines are always reachable and never call it (see
+    /// `Storage+Engine.swift`).
+    func whenWritableAgain(_ signal: @escaping @Sendable () -> Void)
 
     /// Moves data that cannot be read out of the way, so the next write stores the store's state in its
     /// place. Returns where it went and the notice for the store's error handler, or `nil` when the data
@@ -130,4 +133,12 @@ package protocol Storage: AnyObject, Sendable {
     /// The names of the members that hold a value the store cannot take (see ``unreadableValue(named:secret:)``),
     /// sorted by their UTF-8 bytes; empty for the file and memory engines.
     func unreadableNames() -> [String]
+}
+
+/// The storage of a store opened on `path`: the JSON file there (absolute and resolved, see ``Defaults``), or
+/// memory when `path` is `nil`. Whoever opens a store makes its storage (this, or an engine of another target)
+/// and hands it to ``Store/init(storage:options:)``. Reads nothing.
+package func makeStorage(path: String?, options: Defaults.Options) -> any Storage {
+    guard let path else { return MemoryStorage() }
+    return JSONFileStorage(path: path, options: options)
 }

@@ -177,6 +177,9 @@ class AnySlot {
     let cell: Cell
     /// The cell's version when the value was decoded.
     var version: UInt64
+    /// The key object whose slot this is (see ``TypedCaches``): weak, so a slot never keeps a key alive, and the
+    /// slots of released keys can be found and dropped.
+    weak var key: Defaults.Keys?
 
     init(cell: Cell, version: UInt64) {
         self.cell = cell

@@ -1,51 +1,6 @@
 import Dispatch
 
-#if canImport(Darwin)
-    import Darwin
-#elseif canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
-/// The thread that runs a modify closure, compared with `pthread_equal`.
-struct ModifyingThread {
-    let id: pthread_t
-}
-
 extension Store {
-    // MARK: The save lock, refused to the thread inside a modify
-
-    /// Takes the save lock for a call into storage (`action` names it in the error).
-    ///
-    /// A ``modify(_:_:)`` holds the save lock while its closure runs. When that closure (on that thread) calls
-    /// what needs the lock again, waiting would never end: the call is refused. Any other thread waits.
-    /// Uncontended, this costs what `lock()` costs: one `trylock`.
-    ///
-    /// - Throws: ``DefaultsError/Code-swift.struct/reentrantCall`` on the thread running a modify closure.
-    @inline(__always)
-    func lockForStorage(_ action: String) throws(DefaultsError) {
-        if saveLock.tryLock() { return }
-        if isModifyingOnThisThread { throw reentrantCall(action) }
-        saveLock.lock()
-    }
-
-    /// Whether the calling thread is running a modify closure of this store (a thread that is not cannot become
-    /// one before it returns).
-    var isModifyingOnThisThread: Bool {
-        let me = pthread_self()
-        return state.withLock { $0.modifyingThread.map { pthread_equal($0.id, me) != 0 } ?? false }
-    }
-
-    /// The error of a call that needs the save lock from inside a modify closure.
-    func reentrantCall(_ action: String) -> DefaultsError {
-        DefaultsError(
-            .reentrantCall,
-            "\(action) was called inside a modify closure of the same store, which holds the store's lock until it "
-                + "returns; it was refused (nothing was done). Change the value through the closure's argument, or "
-                + "call it after modify returns", path: path)
-    }
-
     // MARK: Modify
 
     /// One atomic read-modify-write of `names` (of which `secretNames` are secret: errors quote none of their
@@ -67,18 +22,10 @@ extension Store {
     func modify<Result>(
         _ names: [String], secretNames: Set<String> = [], _ body: (inout [[UInt8]?]) throws -> Result
     ) throws -> Result {
-        try lockForStorage("modify")
         var changed = Set<MemberName>()
         var merged = Set<MemberName>()
-        let outcome: Swift.Result<Result, any Error>
-        do {
-            defer {
-                state.withLock { $0.modifyingThread = nil }
-                saveLock.unlock()
-            }
-            let me = pthread_self()
-            state.withLock { $0.modifyingThread = ModifyingThread(id: me) }
-            outcome = modifyHoldingLock(names, secretNames, body, changed: &changed, merged: &merged)
+        let outcome = try saveLock.whileModifying {
+            modifyHoldingLock(names, secretNames, body, changed: &changed, merged: &merged)
         }
         merged.subtract(changed)
         if !merged.isEmpty {
@@ -101,7 +48,7 @@ extension Store {
         let write = storage.update(reading: names) { outside in
             let current: [(Cell, UInt64, StoredValue, isUnsaved: Bool)] = state.withLock { state in
                 if let outside {
-                    state.loadFailure = nil
+                    state.errors.loadFailure = nil
                     takenIn = state.takeIn(outside)
                 }
                 return names.map { name in
@@ -150,7 +97,7 @@ extension Store {
         }
         guard let result, case .success = result, !seen.isEmpty else { return result ?? .failure(noResult()) }
         state.withLock { state in
-            if let holds = write.holds { state.base = holds }
+            if let holds = write.holds { state.members.base = holds }
             for (index, (cell, version, old)) in seen.enumerated() where new[index] != old {
                 cell.saved = new[index]
                 // A set made meanwhile (plain sets do not wait for the save lock) comes after this update.
@@ -194,18 +141,5 @@ extension Store {
             if let fallback = cell.fallback { return (fallback.bytes, fallback.isSecret) }
             return cell.registered.map { ($0, false) }
         }
-    }
-}
-
-extension Store {
-    /// Runs `body` with the save lock held, taken as ``lockForStorage(_:)`` takes it.
-    ///
-    /// - Throws: ``DefaultsError/Code-swift.struct/reentrantCall`` on the thread running a modify closure, or
-    ///   what `body` throws.
-    @inline(__always)
-    func withStorageLock<T>(_ action: String, _ body: () throws(DefaultsError) -> T) throws(DefaultsError) -> T {
-        try lockForStorage(action)
-        defer { saveLock.unlock() }
-        return try body()
     }
 }

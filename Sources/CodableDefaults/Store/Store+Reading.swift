@@ -7,7 +7,7 @@ extension Store {
         trackRead(of: key.name)
         var isMiss = false
         let cached = state.withLock { state in
-            if let any = state.slots[key.id] {
+            if let any = state.caches[key.id] {
                 let slot = unsafeDowncast(any, to: Slot<Value>.self)
                 if slot.version == slot.cell.version { return slot.value }
             }
@@ -31,7 +31,7 @@ extension Store {
         while true {
             let lookup: CacheLookup<Value> = state.withLock { state in
                 let cell = state.cell(named: key.name)
-                if let any = state.slots[key.id] {
+                if let any = state.caches[key.id] {
                     let slot = unsafeDowncast(any, to: Slot<Value>.self)
                     if slot.version == cell.version { return .cached(slot.value, slot.error) }
                 }
@@ -67,7 +67,7 @@ extension Store {
             let installed: Bool = state.withLock { state in
                 // Changed while decoding: decode the newer value.
                 guard cell.version == version else { return false }
-                state.install(Slot(cell: cell, version: version, value: value, error: error), for: key, in: self)
+                state.caches.install(Slot(cell: cell, version: version, value: value, error: error), for: key)
                 return true
             }
             guard installed else { continue }
@@ -174,15 +174,17 @@ extension Store {
     var effectiveNames: [String] {
         trackMembershipRead()
         let names: [String] = state.withLock { state in
-            var names = state.cells.values.filter { $0.effective.isPresent && !$0.isReserved }.map(\.name)
+            var names = state.members.cells.values.filter { $0.effective.isPresent && !$0.isReserved }.map(\.name)
             state.forEachStoredName { name, cell in
                 if cell == nil && name != Defaults.schemaVersionKey { names.append(name) }
             }
-            guard !state.layers.isEmpty else { return names }
+            guard !state.layers.stack.isEmpty else { return names }
             var listed = Set<MemberName>()
-            state.layers.forEachListedName { name in
+            state.layers.stack.forEachListedName { name in
                 let key = MemberName(name)
-                if state.cells[key] == nil && !state.base.contains(name) && name != Defaults.schemaVersionKey {
+                if state.members.cells[key] == nil && !state.members.base.contains(name)
+                    && name != Defaults.schemaVersionKey
+                {
                     listed.insert(key)
                 }
             }

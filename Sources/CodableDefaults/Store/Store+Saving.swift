@@ -30,13 +30,13 @@ extension Store {
             }
             if let unthrown { report(unthrown) }
         }
-        try lockForStorage("a save")
+        try saveLock.lock(for: "a save")
         defer { saveLock.unlock() }
         guard let pending = takePending() else { return try storage.confirmDurability() }
         let (encoded, encodingError) = encode(pending, reverted: &reverted)
         let changes: [Written] = state.withLock { state in
             var changes: [Written] = []
-            for cell in state.dirty where cell.isDirty {
+            for cell in state.members.dirty where cell.isDirty {
                 switch cell.stored {
                 case .absent: changes.append((cell, cell.version, nil))
                 case .raw(let value): changes.append((cell, cell.version, value))
@@ -50,7 +50,7 @@ extension Store {
         let write = storage.write(changes.map { MemberChange(name: $0.cell.name, value: $0.value) })
         let outcome = state.withLock { state in
             if let outside = write.outside {
-                state.loadFailure = nil
+                state.errors.loadFailure = nil
                 merged = state.takeIn(outside)
             }
             guard case .success(let written) = write.outcome else {
@@ -61,10 +61,10 @@ extension Store {
                     cell.saved = value
                     if cell.version == version { cell.isDirty = false }
                 }
-                state.pruneDirty()
+                state.members.pruneDirty()
                 return write.outcome
             }
-            if let holds = write.holds { state.base = holds }
+            if let holds = write.holds { state.members.base = holds }
             for (cell, version, value) in changes {
                 cell.saved = value
                 if cell.version == version { cell.isDirty = false }
@@ -75,7 +75,7 @@ extension Store {
                 cell.stored = member.value.map { .raw($0) } ?? .absent
                 cell.version &+= 1
             }
-            state.pruneDirty()
+            state.members.pruneDirty()
             return write.outcome
         }
         let written: (stamped: [MemberChange], notDurable: DefaultsError?)
@@ -94,9 +94,9 @@ extension Store {
     /// One critical section: a cell made dirty after it stays in the list for the next save.
     private func takePending() -> [(Cell, UInt64, any Encodable & Sendable)]? {
         state.withLock { state in
-            state.pruneDirty()
-            if state.dirty.isEmpty { return nil }
-            return state.dirty.compactMap { cell in
+            state.members.pruneDirty()
+            if state.members.dirty.isEmpty { return nil }
+            return state.members.dirty.compactMap { cell in
                 guard case .pending(let box) = cell.stored else { return nil }
                 return (cell, cell.version, box.value)
             }
@@ -135,5 +135,16 @@ extension Store {
             }
         }
         return (encoded, firstError)
+    }
+}
+
+extension Store {
+    /// Saves the unsaved changes on the store's queue, reporting a failure to the error handler: what an engine
+    /// that can write again after a save failed (etcd answering again) asks for.
+    func saveInBackground() {
+        queue.async { [weak self] in
+            guard let self else { return }
+            do throws(DefaultsError) { try save() } catch { report(error) }
+        }
     }
 }

@@ -64,7 +64,7 @@ extension Store {
         var unchangedAtVersion: UInt64?
         if let isEqual = key.isEqual, !key.hasLibraryEquality {
             let cached: (UInt64, Value)? = state.withLock { state in
-                guard let any = state.slots[key.id] else { return nil }
+                guard let any = state.caches[key.id] else { return nil }
                 let slot = unsafeDowncast(any, to: Slot<Value>.self)
                 let cell = slot.cell
                 guard !cell.isShadowed, cell.stored.isPresent, slot.version == cell.version, slot.error == nil
@@ -75,7 +75,7 @@ extension Store {
         }
         return state.withLock { state in
             // A key that has a cache slot reaches its cell through it, without hashing the name.
-            let slot = state.slots[key.id].map { unsafeDowncast($0, to: Slot<Value>.self) }
+            let slot = state.caches[key.id].map { unsafeDowncast($0, to: Slot<Value>.self) }
             let cell = slot?.cell ?? state.cell(named: key.name)
             if let unchangedAtVersion, cell.version == unchangedAtVersion { return .unchanged }
             // Library `==` runs no user code, so it may run under the lock: one lock for the common keys.
@@ -91,7 +91,7 @@ extension Store {
                     slot.error = nil
                     slot.version = cell.version
                 } else {
-                    state.install(Slot(cell: cell, version: cell.version, value: value, error: nil), for: key, in: self)
+                    state.caches.install(Slot(cell: cell, version: cell.version, value: value, error: nil), for: key)
                 }
             }
             return state.isObserved(cell) ? .changedObserved : .changed
@@ -109,7 +109,7 @@ extension Store {
             if case .raw(let old) = cell.stored, old == fragment { return .unchanged }
             state.store(.raw(fragment), in: cell)
             if !cell.isShadowed {
-                state.install(Slot(cell: cell, version: cell.version, value: value, error: nil), for: key, in: self)
+                state.caches.install(Slot(cell: cell, version: cell.version, value: value, error: nil), for: key)
             }
             return state.isObserved(cell) ? .changedObserved : .changed
         }
@@ -164,7 +164,7 @@ extension Store {
         let removed: Set<MemberName> = state.withLock { state in
             var removed = Set<MemberName>()
             state.makeAllCells()
-            for cell in state.cells.values where cell.stored.isPresent && !cell.isReserved {
+            for cell in state.members.cells.values where cell.stored.isPresent && !cell.isReserved {
                 state.store(.absent, in: cell)
                 removed.insert(MemberName(cell.name))
             }
@@ -192,22 +192,29 @@ extension Store {
 
     /// Reverts every unsaved change to what the storage held, and notifies the names that changed.
     func discardUnsavedChanges() {
-        if isModifyingOnThisThread { return report(reentrantCall("discardUnsavedChanges")) }
         // Under the save lock, so no save is between taking its changes and recording what it wrote.
-        let discarded: Set<MemberName> = saveLock.withLock {
-            state.withLock { state in
-                var discarded = Set<MemberName>()
-                for cell in state.dirty where cell.isDirty {
-                    cell.isDirty = false
-                    cell.stored = cell.saved.map { .raw($0) } ?? .absent
-                    cell.version &+= 1
-                    if !cell.isReserved { discarded.insert(MemberName(cell.name)) }
-                }
-                state.pruneDirty()
-                return discarded
-            }
+        let discarded: Set<MemberName>
+        do throws(DefaultsError) {
+            discarded = try saveLock.withLock("discardUnsavedChanges") { discardHoldingSaveLock() }
+        } catch {
+            return report(error)
         }
         publish(discarded)
+    }
+
+    /// The body of ``discardUnsavedChanges()``, with the save lock held.
+    private func discardHoldingSaveLock() -> Set<MemberName> {
+        state.withLock { state in
+            var discarded = Set<MemberName>()
+            for cell in state.members.dirty where cell.isDirty {
+                cell.isDirty = false
+                cell.stored = cell.saved.map { .raw($0) } ?? .absent
+                cell.version &+= 1
+                if !cell.isReserved { discarded.insert(MemberName(cell.name)) }
+            }
+            state.members.pruneDirty()
+            return discarded
+        }
     }
 
     // MARK: Domains
@@ -234,7 +241,7 @@ extension Store {
         state.withLock { state in
             var names = Set<MemberName>()
             if clearingOthers {
-                for (name, cell) in state.cells where cell[keyPath: domain] != nil && fragments[name] == nil {
+                for (name, cell) in state.members.cells where cell[keyPath: domain] != nil && fragments[name] == nil {
                     cell[keyPath: domain] = nil
                     cell.version &+= 1
                     names.insert(name)
@@ -251,8 +258,4 @@ extension Store {
         }
     }
 
-    /// Drops the cache slot of a key object that no longer exists.
-    func forgetSlot(_ id: Int) {
-        state.withLock { _ = $0.slots.removeValue(forKey: id) }
-    }
 }

@@ -3,19 +3,29 @@ import Observation
 
 /// The in-memory side of one store, shared by every ``Defaults`` opened on the same file in this process.
 ///
-/// The store is split by concern, one file each:
+/// The store is split by concern, one file each, in the `Store/` folder unless named otherwise:
 /// - `Store.swift` (this file): the parts, opening and reloading, errors.
-/// - `StoreState.swift`: the state, reachable only inside `state.withLock`, and taking in what storage holds.
+/// - `StoreState.swift`, `StoreState+Parts.swift`: the state, reachable only inside `state.withLock`, in parts
+///   with one purpose each, and taking in what storage holds.
+/// - `Cell.swift`: a name's state (its value in each domain) and the typed cache slots.
 /// - `Store+Reading.swift`: reads, the typed cache, where a stored value is decoded.
 /// - `Store+Writing.swift`: every change, and the one place that applies the save mode and notifies.
 /// - `Store+Saving.swift`: a save: encoding pending values, the storage write, recording what was written.
-/// - `Store+Observers.swift`: observers and outside changes.
+/// - `Store+Modify.swift`: the atomic read-modify-write.
+/// - `SaveLock.swift`: the save lock, and how it refuses the thread inside a modify.
 /// - `SaveTimer.swift`: the `.afterIdle` timer.
-/// The members live in a ``Storage``: the JSON file (``JSONFileStorage``) or memory (``MemoryStorage``).
+/// - `StoreRegistry.swift`, `AppLifecycle.swift`: one store per file in a process; saving every store when an app
+///   is suspended.
+/// - `Observation/Store+Observers.swift`, `Observation/Store+ObservationTracking.swift`: observers, outside
+///   changes, and Observation's tracking.
+/// - `Layers/Store+Layers.swift`: the read-only layers.
+/// - `Testing/Store+Inspection.swift`: what tests look at (debug builds only).
+/// The members live in a ``Storage`` that whoever opens the store hands it: the JSON file (``JSONFileStorage``),
+/// memory (``MemoryStorage``), or an engine of another target (etcd).
 ///
-/// Locks: saves, reloads and outside-change checks are serialized by ``saveLock``, taken before the state's
-/// lock and held across storage I/O. The state's lock is held only for in-memory work: no user code
-/// (encoders, decoders, observers, error handlers) and no I/O runs while it is held.
+/// Locks: the storage's calls (saves, reloads, outside-change checks, modify) are serialized by ``saveLock``, taken
+/// before the state's lock and held across storage I/O. The state's lock is held only for in-memory work: no user
+/// code (encoders, decoders, observers, error handlers) and no I/O runs while it is held.
 package final class Store: Sendable {
     /// Where the members live.
     let storage: any Storage
@@ -30,8 +40,8 @@ package final class Store: Sendable {
     let minKeyLength: Int
     /// The state.
     let state = Locked(StoreState())
-    /// Serializes saves, reloads and outside-change checks (the storage's calls).
-    let saveLock = Lock()
+    /// Serializes the storage's calls: saves, reloads, outside-change checks, modify (see ``SaveLock``).
+    let saveLock: SaveLock
     /// Where background work runs: the save timer, outside-change checks, merge notifications.
     let queue = DispatchQueue(label: "CodableDefaults.Store")
     /// Tells Observation's trackings of this store's names of their changes (see `Observation/Store+ObservationTracking.swift`).
@@ -41,29 +51,26 @@ package final class Store: Sendable {
     @inline(__always)
     func takesKeyLength(_ length: Int) -> Bool { length <= maxKeyLength && length >= minKeyLength }
 
-    /// Makes an empty store on `storage`. Reads nothing: call ``load()`` next.
-    init(storage: any Storage, options: Defaults.Options) {
+    /// Makes an empty store on `storage`, which whoever opens the store makes (see ``makeStorage(path:options:)``
+    /// for a file or memory; the etcd engine makes its own). Reads nothing: call ``load()`` next. An engine that can
+    /// become unreachable (etcd) tells the store when it can write again, and the store then saves what is unsaved,
+    /// in the background.
+    package init(storage: any Storage, options: Defaults.Options) {
         self.storage = storage
         self.options = options
         self.maxKeyLength = options.maximumKeyLength
         self.minKeyLength = storage.minimumNameLength
-    }
-
-    /// Makes an empty store for the JSON file at `path`, or an in-memory store when `path` is `nil`.
-    package convenience init(path: String?, options: Defaults.Options) {
-        let storage: any Storage = path.map { JSONFileStorage(path: $0, options: options) } ?? MemoryStorage()
-        self.init(storage: storage, options: options)
+        self.saveLock = SaveLock(path: storage.location)
+        storage.whenWritableAgain { [weak self] in self?.saveInBackground() }
     }
 
     deinit {
         storage.stopWatching()
-        if storage.isPersistent && (state.withLock { !$0.dirty.isEmpty } || storage.hasUnconfirmedWrite) {
+        if storage.isPersistent && (state.withLock { !$0.members.dirty.isEmpty } || storage.hasUnconfirmedWrite) {
             do { try save() } catch { report(error) }
         }
     }
 
-    /// The file's storage, or `nil` for an in-memory store.
-    var fileStorage: JSONFileStorage? { storage as? JSONFileStorage }
     /// The store file's path, or `nil` in memory.
     var path: String? { storage.location }
 
@@ -81,10 +88,10 @@ package final class Store: Sendable {
     ///
     /// - Throws: ``DefaultsError`` when the data cannot be read or parsed; the store then keeps its state.
     func reload() throws(DefaultsError) {
-        let changed = try withStorageLock("reload") { () throws(DefaultsError) -> Set<MemberName> in
+        let changed = try saveLock.withLock("reload") { () throws(DefaultsError) -> Set<MemberName> in
             let members = try storage.read()
             return state.withLock { state in
-                state.loadFailure = nil
+                state.errors.loadFailure = nil
                 return state.takeIn(snapshot: members ?? .empty)
             }
         }
@@ -97,13 +104,13 @@ package final class Store: Sendable {
     /// Once the rename succeeded the state is kept to be written, whether or not the directory's flush
     /// worked; a failed flush is left for the next save to retry.
     func moveAsideUnreadableFile() throws(DefaultsError) -> String? {
-        let moved = try withStorageLock("moveAsideUnreadableFile") {
+        let moved = try saveLock.withLock("moveAsideUnreadableFile") {
             () throws(DefaultsError) -> (location: String, notice: DefaultsError)? in
             guard let moved = try storage.moveAsideUnreadable() else { return nil }
             state.withLock { state in
-                state.loadFailure = nil
+                state.errors.loadFailure = nil
                 state.makeAllCells()
-                for cell in state.cells.values where cell.stored.isPresent && !cell.isDirty {
+                for cell in state.members.cells.values where cell.stored.isPresent && !cell.isDirty {
                     state.markDirty(cell)
                 }
             }
@@ -123,22 +130,22 @@ package final class Store: Sendable {
 
     /// The handler that receives errors no caller can be thrown to.
     var onError: @Sendable (DefaultsError) -> Void {
-        get { state.withLock { $0.errorHandler } }
-        set { state.withLock { $0.errorHandler = newValue } }
+        get { state.withLock { $0.errors.handler } }
+        set { state.withLock { $0.errors.handler = newValue } }
     }
 
     /// Passes an error to the handler, outside the lock.
     func report(_ error: DefaultsError) {
-        let handler = state.withLock { $0.errorHandler }
+        let handler = state.withLock { $0.errors.handler }
         handler(error)
     }
 
     /// Why the store failed to load, if it did and has not been read correctly since.
-    var loadError: DefaultsError? { state.withLock { $0.loadFailure } }
+    var loadError: DefaultsError? { state.withLock { $0.errors.loadFailure } }
 
     /// Records a failed load.
     func setLoadError(_ error: DefaultsError) {
-        state.withLock { $0.loadFailure = error }
+        state.withLock { $0.errors.loadFailure = error }
     }
 
     /// The error for a key over the length limit. The message does not repeat the key: the error's
@@ -146,25 +153,4 @@ package final class Store: Sendable {
     static func keyTooLong(_ name: String, limit: Int, path: String?) -> DefaultsError {
         DefaultsError(.keyTooLong, "the key is over the limit of \(limit) bytes", path: path, key: name)
     }
-
-    // MARK: For tests and benchmarks
-
-    /// How many times the file was written.
-    var writeCount: Int { fileStorage?.writeCount ?? 0 }
-    /// How many times the file was read and parsed (the store's own writes must not cause one).
-    var readCount: Int { fileStorage?.readCount ?? 0 }
-    /// How many times taking the file lock had to wait (the positive sign that a save waits for the lock).
-    package var lockWaitCount: Int { fileStorage?.lockWaitCount ?? 0 }
-    /// How many observers are registered.
-    var observerCount: Int { state.withLock { $0.observerCount } }
-    /// How many names have a cell (a name of the file gets one when first used).
-    var cellCount: Int { state.withLock { $0.cells.count } }
-    /// How many typed cache slots the store holds.
-    var slotCount: Int { state.withLock { $0.slots.count } }
-    /// Whether the store notices outside changes.
-    var isWatching: Bool { storage.isWatching }
-    /// Whether the file watcher runs on its `stat` fallback.
-    var isPolling: Bool { fileStorage?.isPolling ?? false }
-    /// Whether an `.afterIdle` save is scheduled (with none and nothing changed, no save comes).
-    var isSaveScheduled: Bool { state.withLock { $0.timer.isArmed } }
 }

@@ -5,8 +5,9 @@ import Dispatch
 /// changes. Opening (migrations, moving an unreadable file aside) is in `JSONFileStorage+Opening.swift`.
 ///
 /// What it knows of the file (``DiskState``) is guarded by one lock, held across the file I/O of a call;
-/// the store makes its calls one at a time anyway (under its save lock). The test counters have a lock of
-/// their own, never held across I/O, so a test can read them while a write waits for the file lock.
+/// the store makes its calls one at a time anyway (under its save lock). The test counters (debug builds only,
+/// `Testing/JSONFileStorage+Counters.swift`) have a lock of their own, never held across I/O, so a test can read
+/// them while a write waits for the file lock.
 final class JSONFileStorage: Storage {
     /// What the storage knows of the file.
     struct DiskState {
@@ -23,20 +24,17 @@ final class JSONFileStorage: Storage {
         var reportedBadIdentity: FileIdentity?
     }
 
-    /// How often the file was read, written and found locked (for tests and benchmarks).
-    struct Counters {
-        var reads = 0
-        var writes = 0
-        var lockWaits = 0
-    }
-
     let file: DurableFile
     let options: Defaults.Options
     /// The schema version every write stamps (the last migration's), or `nil` without migrations.
     let schemaVersion: Int?
     let disk = Locked(DiskState())
-    private let counters = Locked(Counters())
-    private let watcher = Locked<FileWatcher?>(nil)
+    /// The file's watcher, once ``startWatching(on:_:)`` made it.
+    let watcher = Locked<FileWatcher?>(nil)
+    #if CODABLE_DEFAULTS_TESTING
+        /// How often the file was read, written and found locked (see `Testing/JSONFileStorage+Counters.swift`).
+        let counters = Locked(Counters())
+    #endif
 
     /// A storage for the file at `path` (absolute, resolved). Reads nothing: ``open(reporting:)`` does.
     init(path: String, options: Defaults.Options) {
@@ -52,16 +50,13 @@ final class JSONFileStorage: Storage {
     var location: String? { file.path }
     var isPersistent: Bool { true }
 
-    /// How many times the file was read and parsed (its own writes must not cause one).
-    var readCount: Int { counters.withLock { $0.reads } }
-    /// How many times the file was written.
-    var writeCount: Int { counters.withLock { $0.writes } }
-    /// How many times taking the file lock found it held and had to wait (a test's sign that a save waits).
-    var lockWaitCount: Int { counters.withLock { $0.lockWaits } }
-
     /// Takes the file lock, waiting at most `options.lockTimeout`.
     func lockFile() throws(DefaultsError) -> Int32 {
-        try file.lock(timeout: options.lockTimeout) { counters.withLock { $0.lockWaits += 1 } }
+        #if CODABLE_DEFAULTS_TESTING
+            try file.lock(timeout: options.lockTimeout) { counters.withLock { $0.lockWaits += 1 } }
+        #else
+            try file.lock(timeout: options.lockTimeout)
+        #endif
     }
 
     // MARK: Reading
@@ -72,7 +67,9 @@ final class JSONFileStorage: Storage {
         _ state: inout DiskState
     ) throws(DefaultsError) -> (members: StoredMembers, identity: FileIdentity)? {
         guard let (bytes, identity) = try file.read(maxSize: options.maximumFileSize) else { return nil }
-        counters.withLock { $0.reads += 1 }
+        #if CODABLE_DEFAULTS_TESTING
+            counters.withLock { $0.reads += 1 }
+        #endif
         guard bytes.isEmpty else { return (StoredMembers(try index(bytes)), identity) }
         // A 0-byte file (`touch settings.json`) holds no data to lose: an empty store. But a file that held data
         // when this store last read or wrote it and is empty now is most likely being rewritten in place by
@@ -215,7 +212,9 @@ final class JSONFileStorage: Storage {
             // Renamed into place: the changes are saved, whether or not the directory flush worked.
             state.identity = newIdentity
             state.unsyncedDirectory = notDurable
-            counters.withLock { $0.writes += 1 }
+            #if CODABLE_DEFAULTS_TESTING
+                counters.withLock { $0.writes += 1 }
+            #endif
             return (stamped, notDurable)
         } catch {
             // The image holds changes the file does not: the next write builds it again.
@@ -273,11 +272,6 @@ final class JSONFileStorage: Storage {
         }
         started?.start()
     }
-
-    var isWatching: Bool { watcher.withLock { $0 != nil } }
-
-    /// Whether the watcher runs on its `stat` fallback (for tests).
-    var isPolling: Bool { watcher.withLock { $0 }?.isPolling ?? false }
 
     func stopWatching() {
         watcher.withLock { $0 }?.stop()
