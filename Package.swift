@@ -13,7 +13,7 @@ let package = Package(
     dependencies: [],
     targets: [
         .target(name: "CodableDefaults", dependencies: ["CodableDefaultsThreadLocal"]),
-        // One C thread-local counter, read on every value read (see Internal/Store+Observable.swift).
+        // One C thread-local counter, read on every value read (see Observation/Store+ObservationTracking.swift).
         .target(name: "CodableDefaultsThreadLocal"),
         // The tool links the etcd store too (for `--etcd URLS --prefix P`), and with it FoundationNetworking.
         .executableTarget(name: "codable-defaults", dependencies: ["CodableDefaults", "CodableDefaultsEtcd"]),

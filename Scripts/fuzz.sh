@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Fuzzes the store file's parser (Document.parse, DocumentIndex and Document.compactValue) and its writer (FileImage)
+# Fuzzes the store file's parser (JSONParser.parse, JSONIndex and JSONParser.compactValue) and its writer (FileImage)
 # with libFuzzer.
 #
 # The fuzz target is Fuzz/DocumentFuzzer.swift compiled together with
-# Sources/CodableDefaults/Internal/Document.swift, Document+Position.swift, DocumentIndex.swift,
-# DocumentIndex+Building.swift, FileImage.swift, FileImage+Index.swift and MemberName.swift
+# Sources/CodableDefaults/Format/JSONParser.swift, JSONParser+Position.swift, JSONIndex.swift,
+# JSONIndex+Building.swift, FileImage.swift, FileImage+Index.swift and MemberName.swift
 # (which use only the standard library and the C library) by swiftc with -sanitize=fuzzer,address; no package
 # target is needed.
 # It starts from the seed corpus in Fuzz/Corpus (checked in) and runs for a bounded time.
@@ -35,13 +35,13 @@ linker=()
 if command -v ld.lld >/dev/null 2>&1 || [ -x "$(dirname "$(command -v swiftc)")/ld.lld" ]; then linker=(-use-ld=lld); fi
 # The package name lets the fuzz target see FileImage, which is `package` for the command-line tool.
 timeout 600 swiftc -parse-as-library -package-name CodableDefaults -O -g -sanitize=fuzzer,address "${linker[@]}" \
-    "$root/Sources/CodableDefaults/Internal/Document.swift" \
-    "$root/Sources/CodableDefaults/Internal/Document+Position.swift" \
-    "$root/Sources/CodableDefaults/Internal/DocumentIndex.swift" \
-    "$root/Sources/CodableDefaults/Internal/DocumentIndex+Building.swift" \
-    "$root/Sources/CodableDefaults/Internal/FileImage.swift" \
-    "$root/Sources/CodableDefaults/Internal/FileImage+Index.swift" \
-    "$root/Sources/CodableDefaults/Internal/MemberName.swift" \
+    "$root/Sources/CodableDefaults/Format/JSONParser.swift" \
+    "$root/Sources/CodableDefaults/Format/JSONParser+Position.swift" \
+    "$root/Sources/CodableDefaults/Format/JSONIndex.swift" \
+    "$root/Sources/CodableDefaults/Format/JSONIndex+Building.swift" \
+    "$root/Sources/CodableDefaults/Format/FileImage.swift" \
+    "$root/Sources/CodableDefaults/Format/FileImage+Index.swift" \
+    "$root/Sources/CodableDefaults/Storage/MemberName.swift" \
     "$root/Fuzz/DocumentFuzzer.swift" \
     -o "$binary"
 echo "fuzz: built in $(( $(date +%s) - build_start )) s"

@@ -1,4 +1,4 @@
-// Times `Document.parse` against the index scan (`DocumentIndex`) and the bare scan (`Document.scan` building nothing)
+// Times `JSONParser.parse` against the index scan (`JSONIndex`) and the bare scan (`JSONParser.scan` building nothing)
 // on the benchmark program's "10 MB" store file, and reports the index's memory per member; then times the image of
 // the indexed file (`FileImage(index:)`, which adopts the file's buffer) and one change applied to images of 10k and
 // 151k members. Built and run by Scripts/index-timing.sh, which compiles this file
@@ -42,7 +42,7 @@ func fastest(_ rounds: Int, _ body: () throws -> Void) rethrows -> Double {
 }
 
 /// A sink that only counts members: the scan with nothing built, the floor for the index.
-struct CountingSink: DocumentMemberSink {
+struct CountingSink: ParsedMemberSink {
     /// The members seen.
     var count = 0
 
@@ -54,7 +54,7 @@ struct CountingSink: DocumentMemberSink {
 /// The fastest, in microseconds, of `rounds` applications of one change to the image of a store file of `keys`
 /// members: a value of another length (spliced), and a new key added or removed again (a rebuild).
 func applyTimes(keys: Int, rounds: Int) throws -> (splice: Double, rebuild: Double) {
-    var image = FileImage(index: try DocumentIndex(bytes: Fixture.storeFile(keys: keys)))
+    var image = FileImage(index: try JSONIndex(bytes: Fixture.storeFile(keys: keys)))
     let middle = SampleValue.key(keys / 2)
     let added = SampleValue.key(keys / 3) + "x"
     var splice = UInt64.max
@@ -79,13 +79,13 @@ enum IndexScanTiming {
         var members = 0
         // `index-timing index` times the index scan alone (for a profiler).
         let indexOnly = CommandLine.arguments.dropFirst().first == "index"
-        let parse = try fastest(indexOnly ? 1 : rounds) { members = try Document.parse(file).count }
-        var index: DocumentIndex?
-        let scan = try fastest(rounds) { index = try DocumentIndex(bytes: file) }
+        let parse = try fastest(indexOnly ? 1 : rounds) { members = try JSONParser.parse(file).count }
+        var index: JSONIndex?
+        let scan = try fastest(rounds) { index = try JSONIndex(bytes: file) }
         var bareMembers = 0
         let bare = try fastest(rounds) {
             var sink = CountingSink()
-            try file.withUnsafeBytes { buffer in try Document.scan(buffer, into: &sink) }
+            try file.withUnsafeBytes { buffer in try JSONParser.scan(buffer, into: &sink) }
             bareMembers = sink.count
         }
         guard let index, index.count == members, bareMembers == members else {
@@ -104,8 +104,8 @@ enum IndexScanTiming {
         guard adopted, image.count == members else { throw BenchmarkError("the image did not adopt the file") }
         let indexBytes = index.spans.capacity * 4 + index.slots.capacity * 8
         print("store file: \(file.count) bytes, \(members) members; fastest of \(rounds) runs")
-        print("Document.parse:  \(parse) ms")
-        print("DocumentIndex:   \(scan) ms (\(parse / scan)x faster)")
+        print("JSONParser.parse:  \(parse) ms")
+        print("JSONIndex:   \(scan) ms (\(parse / scan)x faster)")
         print("the scan alone (members counted, nothing kept): \(bare) ms")
         print("lookup of \(keys / 97 + 1) keys: \(lookup) ms")
         print("FileImage(index:), adopting the file's bytes: \(adopt) ms")

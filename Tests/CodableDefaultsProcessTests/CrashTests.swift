@@ -106,7 +106,7 @@ import Testing
     static func generationInFile(_ url: URL) throws -> Int {
         guard FileManager.default.fileExists(atPath: url.path) else { return 0 }
         let data = try bytes(url)
-        let members = try Document.parse(data)
+        let members = try JSONParser.parse(data)
         var stored: [String: [UInt8]] = [:]
         for member in members { stored[member.key] = member.value }
         let text = String(decoding: data, as: UTF8.self)

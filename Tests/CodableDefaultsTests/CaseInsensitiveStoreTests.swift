@@ -80,10 +80,10 @@ import Testing
     @Test func theSystemSaysHowARealDirectoryComparesNames() throws {
         let dir = try TemporaryDirectory()
         // The temporary directory here is on a case-sensitive file system (Linux without casefold).
-        #expect(Sys.nameComparison(ofDirectory: dir.path) == .caseSensitive)
-        #expect(Sys.nameComparison(ofDirectory: dir.path + "/missing") == .missing)
+        #expect(Platform.nameComparison(ofDirectory: dir.path) == .caseSensitive)
+        #expect(Platform.nameComparison(ofDirectory: dir.path + "/missing") == .missing)
         try write("{}", to: dir.file("plain"))
-        #expect(Sys.nameComparison(ofDirectory: dir.path + "/plain") == .missing)
+        #expect(Platform.nameComparison(ofDirectory: dir.path + "/plain") == .missing)
     }
 
     @Test func twoSpellingsInACaseSensitiveDirectoryAreTwoStores() throws {
@@ -103,7 +103,7 @@ import Testing
         let mount = try CaseFoldMount()
         defer { mount.remove() }
         let directory = mount.directory
-        #expect(Sys.nameComparison(ofDirectory: directory.path) == .caseInsensitive)
+        #expect(Platform.nameComparison(ofDirectory: directory.path) == .caseInsensitive)
         let upper = try Defaults(url: directory.appendingPathComponent("Settings.json"), saveMode: .manual)
         let lower = try Defaults(url: directory.appendingPathComponent("settings.json"), saveMode: .manual)
         #expect(upper.store === lower.store)

@@ -3,15 +3,15 @@ import Testing
 
 @testable import CodableDefaults
 
-/// Parses `input` with `Document.parse` and indexes it with `DocumentIndex`, recording an issue wherever the two
+/// Parses `input` with `JSONParser.parse` and indexes it with `JSONIndex`, recording an issue wherever the two
 /// disagree: one accepts and the other rejects, the errors differ in any field, a member's name or value differs,
-/// or the lookup misses a name. Returns (or throws) what `Document.parse` does, so that `DocumentTests` runs every
+/// or the lookup misses a name. Returns (or throws) what `JSONParser.parse` does, so that `DocumentTests` runs every
 /// one of its inputs through both.
 func parseAndIndex(
     _ input: [UInt8], maxDepth: Int = 512, sourceLocation: SourceLocation = #_sourceLocation
-) throws(DocumentError) -> [DocumentMember] {
-    let parsed = Result { () throws(DocumentError) in try Document.parse(input, maxDepth: maxDepth) }
-    let indexed = Result { () throws(DocumentError) in try DocumentIndex(bytes: input, maxDepth: maxDepth) }
+) throws(JSONParseError) -> [ParsedMember] {
+    let parsed = Result { () throws(JSONParseError) in try JSONParser.parse(input, maxDepth: maxDepth) }
+    let indexed = Result { () throws(JSONParseError) in try JSONIndex(bytes: input, maxDepth: maxDepth) }
     switch (parsed, indexed) {
     case (.success(let members), .success(let index)):
         #expect(index.count == members.count, sourceLocation: sourceLocation)
@@ -30,11 +30,11 @@ func parseAndIndex(
     return try parsed.get()
 }
 
-/// Tests of the index scan (`DocumentIndex`) beyond agreeing with `Document.parse` on DocumentTests' inputs.
+/// Tests of the index scan (`JSONIndex`) beyond agreeing with `JSONParser.parse` on DocumentTests' inputs.
 @Suite struct DocumentIndexTests {
     /// Indexes `text`, which must be a valid store file.
-    func index(_ text: String) throws -> DocumentIndex {
-        try DocumentIndex(bytes: Array(text.utf8))
+    func index(_ text: String) throws -> JSONIndex {
+        try JSONIndex(bytes: Array(text.utf8))
     }
 
     @Test func emptyObjectHasNoMembers() throws {
@@ -81,8 +81,8 @@ func parseAndIndex(
 
     @Test func duplicateSpelledWithAndWithoutEscapesIsRefused() throws {
         for text in [#"{"é": 1, "\u00e9": 2}"#, #"{"\u00e9": 1, "é": 2}"#, #"{"\u00E9": 1, "\u00e9": 2}"#] {
-            #expect(throws: DocumentError.self) { try parseAndIndex(Array(text.utf8)) }
-            let error = try #require(throws: DocumentError.self) { try DocumentIndex(bytes: Array(text.utf8)) }
+            #expect(throws: JSONParseError.self) { try parseAndIndex(Array(text.utf8)) }
+            let error = try #require(throws: JSONParseError.self) { try JSONIndex(bytes: Array(text.utf8)) }
             #expect(error.kind == .duplicateKey)
             #expect(error.key == "\u{E9}")
         }
@@ -99,22 +99,22 @@ func parseAndIndex(
         let input = Array(text.utf8)
         let members = try parseAndIndex(input)
         #expect(members.count == 5000)
-        let index = try DocumentIndex(bytes: input)
+        let index = try JSONIndex(bytes: input)
         for number in 0..<5000 {
             #expect(index.position(of: "k\(number)") == number)
         }
         #expect(index.position(of: "k5000") == nil)
         #expect(index.position(of: "\\u006B0") == nil)
-        // A duplicate far into a large object is found and reported as `Document.parse` does.
+        // A duplicate far into a large object is found and reported as `JSONParser.parse` does.
         let duplicated = Array((text.dropLast() + #","k4999": 0}"#).utf8)
-        #expect(throws: DocumentError.self) { try parseAndIndex(duplicated) }
+        #expect(throws: JSONParseError.self) { try parseAndIndex(duplicated) }
     }
 
     /// Duplicates inside nested objects are still refused (the scanner checks them itself).
     @Test func nestedDuplicatesAreRefused() throws {
         let input = Array(#"{"a": {"x": 1, "y": {"x": 2}}, "b": [{"z": 1, "z": 2}]}"#.utf8)
-        #expect(throws: DocumentError.self) { try parseAndIndex(input) }
-        let error = try #require(throws: DocumentError.self) { try DocumentIndex(bytes: input) }
+        #expect(throws: JSONParseError.self) { try parseAndIndex(input) }
+        let error = try #require(throws: JSONParseError.self) { try JSONIndex(bytes: input) }
         #expect(error.kind == .duplicateKey)
         #expect(error.key == "z")
         #expect(error.column == 47)
@@ -131,7 +131,7 @@ func parseAndIndex(
             ("{\"x\": {\"\\u006B0\": 1, \(many)}}", "k0"),
         ]
         for (text, key) in refused {
-            let error = try #require(throws: DocumentError.self) { try parseAndIndex(Array(text.utf8)) }
+            let error = try #require(throws: JSONParseError.self) { try parseAndIndex(Array(text.utf8)) }
             #expect(error.kind == .duplicateKey, "\(text)")
             #expect(error.key == key, "\(text)")
         }
@@ -146,9 +146,9 @@ func parseAndIndex(
 
     // MARK: Sorted and unsorted files
 
-    /// The error `Document.parse` throws on `text`, which must be refused.
-    func parseError(_ text: String) throws -> DocumentError {
-        try #require(throws: DocumentError.self) { try Document.parse(Array(text.utf8)) }
+    /// The error `JSONParser.parse` throws on `text`, which must be refused.
+    func parseError(_ text: String) throws -> JSONParseError {
+        try #require(throws: JSONParseError.self) { try JSONParser.parse(Array(text.utf8)) }
     }
 
     @Test func aSortedFileKeepsNoTableAndIsSearched() throws {
@@ -196,7 +196,7 @@ func parseAndIndex(
     }
 
     /// A duplicate after a sorted prefix (the first name not greater than the one before) is reported exactly as
-    /// `Document.parse` reports it: kind, offset, line, column, key and message.
+    /// `JSONParser.parse` reports it: kind, offset, line, column, key and message.
     @Test func aDuplicateAfterASortedPrefixIsParsesError() throws {
         let texts = [
             "{\"a\": 1, \"b\": 2,\n \"c\": 3, \"b\": 4}", #"{"a": 1, "a": 2}"#, #"{"a": 1, "\u0061": 2}"#,
@@ -206,7 +206,7 @@ func parseAndIndex(
         for text in texts {
             let expected = try parseError(text)
             #expect(expected.kind == .duplicateKey, "\(text)")
-            let error = try #require(throws: DocumentError.self) { try DocumentIndex(bytes: Array(text.utf8)) }
+            let error = try #require(throws: JSONParseError.self) { try JSONIndex(bytes: Array(text.utf8)) }
             #expect(error == expected, "\(text)")
             #expect(error.message == expected.message, "\(text)")
         }
@@ -230,7 +230,7 @@ func parseAndIndex(
             #expect(unsorted.position(of: name) == position)
         }
         let duplicated = "{" + (names + ["k03000"]).map { #""\#($0)":0"# }.joined(separator: ",") + "}"
-        let error = try #require(throws: DocumentError.self) { try DocumentIndex(bytes: Array(duplicated.utf8)) }
+        let error = try #require(throws: JSONParseError.self) { try JSONIndex(bytes: Array(duplicated.utf8)) }
         #expect(error == (try parseError(duplicated)))
     }
 
@@ -242,10 +242,10 @@ func parseAndIndex(
             ("quote\"back\\slash\n", Array("\"x y\"".utf8)), ("z", Array("{}".utf8)), ("\u{E9}", Array("true".utf8)),
         ]
         let image = FileImage(members: members)
-        let index = try DocumentIndex(bytes: image.bytes)
+        let index = try JSONIndex(bytes: image.bytes)
         #expect(index.isSorted)
         #expect(index.isCanonical)
-        #expect(try DocumentIndex(bytes: Array("{}\n".utf8)).isCanonical)
+        #expect(try JSONIndex(bytes: Array("{}\n".utf8)).isCanonical)
     }
 
     @Test func otherLayoutsAreNotCanonical() throws {

@@ -20,7 +20,7 @@ import Testing
     }
 
     /// The error thrown when parsing `input` as a store file, or nil if it parses.
-    func parseError(_ input: [UInt8], maxDepth: Int = 512) -> DocumentError? {
+    func parseError(_ input: [UInt8], maxDepth: Int = 512) -> JSONParseError? {
         do {
             _ = try parseAndIndex(input, maxDepth: maxDepth)
             return nil
@@ -30,9 +30,9 @@ import Testing
     }
 
     /// The error thrown when compacting `input` as a single value, or nil if it is valid.
-    func valueError(_ input: [UInt8], maxDepth: Int = 512) -> DocumentError? {
+    func valueError(_ input: [UInt8], maxDepth: Int = 512) -> JSONParseError? {
         do {
-            _ = try Document.compactValue(input, maxDepth: maxDepth)
+            _ = try JSONParser.compactValue(input, maxDepth: maxDepth)
             return nil
         } catch {
             return error
@@ -41,7 +41,7 @@ import Testing
 
     /// Expects parsing `input` to fail with `kind` at the given line and column (and offset and key when given).
     func expectFailure(
-        _ input: [UInt8], _ kind: DocumentError.Kind, line: Int, column: Int, offset: Int? = nil, key: String? = nil,
+        _ input: [UInt8], _ kind: JSONParseError.Kind, line: Int, column: Int, offset: Int? = nil, key: String? = nil,
         maxDepth: Int = 512, sourceLocation: SourceLocation = #_sourceLocation
     ) {
         guard let error = parseError(input, maxDepth: maxDepth) else {
@@ -60,7 +60,7 @@ import Testing
 
     /// Expects parsing `text` to fail with `kind` at the given line and column (and offset and key when given).
     func expectFailure(
-        _ text: String, _ kind: DocumentError.Kind, line: Int, column: Int, offset: Int? = nil, key: String? = nil,
+        _ text: String, _ kind: JSONParseError.Kind, line: Int, column: Int, offset: Int? = nil, key: String? = nil,
         maxDepth: Int = 512, sourceLocation: SourceLocation = #_sourceLocation
     ) {
         expectFailure(
@@ -70,7 +70,7 @@ import Testing
 
     /// Expects the store file `{"k": <value>}` to fail with `kind`.
     func expectValueFailure(
-        _ value: [UInt8], _ kind: DocumentError.Kind, sourceLocation: SourceLocation = #_sourceLocation
+        _ value: [UInt8], _ kind: JSONParseError.Kind, sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let error = parseError(bytes("{\"k\": ") + value + bytes("}"))
         #expect(error?.kind == kind, "\(error?.message ?? "parsed")", sourceLocation: sourceLocation)
@@ -78,7 +78,7 @@ import Testing
 
     /// Expects the store file `{"k": <value>}` to fail with `kind`.
     func expectValueFailure(
-        _ value: String, _ kind: DocumentError.Kind, sourceLocation: SourceLocation = #_sourceLocation
+        _ value: String, _ kind: JSONParseError.Kind, sourceLocation: SourceLocation = #_sourceLocation
     ) {
         expectValueFailure(bytes(value), kind, sourceLocation: sourceLocation)
     }
@@ -204,10 +204,10 @@ import Testing
 
     @Test func unsafeBufferEntryPoint() throws {
         let input = bytes(#"{"a": [1, 2]}"#)
-        let parsed = try input.withUnsafeBytes { buffer throws(DocumentError) in try Document.parse(buffer) }
-        #expect(parsed == [DocumentMember(key: "a", value: bytes("[1,2]"))])
+        let parsed = try input.withUnsafeBytes { buffer throws(JSONParseError) in try JSONParser.parse(buffer) }
+        #expect(parsed == [ParsedMember(key: "a", value: bytes("[1,2]"))])
         do {
-            _ = try Document.parse(UnsafeRawBufferPointer(start: nil, count: 0))
+            _ = try JSONParser.parse(UnsafeRawBufferPointer(start: nil, count: 0))
             Issue.record("empty input parsed")
         } catch {
             #expect(error.kind == .unexpectedEnd)
@@ -453,7 +453,7 @@ import Testing
             objects += bytes("{\"a\":")
         }
         objects += bytes("1") + [UInt8](repeating: 0x7D, count: 100_000)
-        #expect(try Document.compactValue(objects, maxDepth: 200_000) == objects)
+        #expect(try JSONParser.compactValue(objects, maxDepth: 200_000) == objects)
         #expect(valueError(objects)?.kind == .tooDeep)
     }
 
@@ -465,7 +465,7 @@ import Testing
             ("false", "false"), ("null", "null"), ("{ \"k\" : [ ] }", "{\"k\":[]}"), ("\"\"", "\"\""),
         ]
         for (input, expected) in cases {
-            #expect(try Document.compactValue(bytes(input)) == bytes(expected), "\(input)")
+            #expect(try JSONParser.compactValue(bytes(input)) == bytes(expected), "\(input)")
         }
         #expect(valueError(bytes("01"))?.kind == .invalidNumber)
         #expect(valueError(bytes("'a'"))?.kind == .unexpectedCharacter)
@@ -479,7 +479,7 @@ import Testing
 
     @Test func writeEmptyStore() {
         #expect(FileImage(members: [(name: String, value: [UInt8])]()).bytes == bytes("{}\n"))
-        #expect(FileImage(members: [DocumentMember]()).bytes == bytes("{}\n"))
+        #expect(FileImage(members: [ParsedMember]()).bytes == bytes("{}\n"))
     }
 
     @Test func writeLayout() {
@@ -489,7 +489,7 @@ import Testing
         let expected = "{\n  \"a\": 1,\n  \"b\": {\"x\":[true,null]}\n}\n"
         #expect(FileImage(members: members).bytes == bytes(expected))
         #expect(
-            FileImage(members: members.map { DocumentMember(key: $0.name, value: $0.value) }).bytes == bytes(expected))
+            FileImage(members: members.map { ParsedMember(key: $0.name, value: $0.value) }).bytes == bytes(expected))
         #expect(FileImage(members: [(name: "only", value: bytes("\"v\""))]).bytes == bytes("{\n  \"only\": \"v\"\n}\n"))
         // Members are written in file order (by UTF-8 bytes), whatever order they are given in.
         let dictionary: [String: [UInt8]] = ["z": bytes("1"), "y": bytes("2")]
@@ -501,10 +501,10 @@ import Testing
 
     @Test func appendQuotedEscapes() {
         var out: [UInt8] = []
-        Document.appendQuoted("q\"b\\s/\n\r\t\u{8}\u{C}\u{0}\u{1}\u{1F}\u{7F}é😀", to: &out)
+        JSONParser.appendQuoted("q\"b\\s/\n\r\t\u{8}\u{C}\u{0}\u{1}\u{1F}\u{7F}é😀", to: &out)
         #expect(String(decoding: out, as: UTF8.self) == #""q\"b\\s/\n\r\t\b\f\u0000\u0001\u001f"# + "\u{7F}é😀\"")
         out = [0x41]
-        Document.appendQuoted("", to: &out)
+        JSONParser.appendQuoted("", to: &out)
         #expect(out == bytes("A\"\""))
     }
 
@@ -515,18 +515,18 @@ import Testing
 
     @Test func roundTrip() throws {
         let members = [
-            DocumentMember(key: "plain", value: bytes("1")),
-            DocumentMember(key: "", value: bytes("\"\"")),
-            DocumentMember(key: "quote\"back\\slash", value: bytes(#"{"a":[1,2.5e-3,"\u0041\n"],"b":{}}"#)),
-            DocumentMember(key: "control\u{0}\u{1}\n\t\u{1F}", value: bytes("null")),
-            DocumentMember(key: "ключ 😀 é e\u{301}x", value: bytes("[true,false]")),
-            DocumentMember(key: "\u{7F}\u{FEFF}\u{10FFFF}", value: bytes("-0")),
+            ParsedMember(key: "plain", value: bytes("1")),
+            ParsedMember(key: "", value: bytes("\"\"")),
+            ParsedMember(key: "quote\"back\\slash", value: bytes(#"{"a":[1,2.5e-3,"\u0041\n"],"b":{}}"#)),
+            ParsedMember(key: "control\u{0}\u{1}\n\t\u{1F}", value: bytes("null")),
+            ParsedMember(key: "ключ 😀 é e\u{301}x", value: bytes("[true,false]")),
+            ParsedMember(key: "\u{7F}\u{FEFF}\u{10FFFF}", value: bytes("-0")),
         ]
         let sorted = members.sorted { precedesInFile($0.key, $1.key) }
         #expect(try parseAndIndex(FileImage(members: members).bytes) == sorted)
         let tuples = members.map { (name: $0.key, value: $0.value) }
         #expect(try parseAndIndex(FileImage(members: tuples).bytes) == sorted)
-        #expect(try parseAndIndex(FileImage(members: [DocumentMember]()).bytes) == [])
+        #expect(try parseAndIndex(FileImage(members: [ParsedMember]()).bytes) == [])
     }
 
     /// The string scanner reads eight bytes at a time while they are plain ASCII: every special byte must be
@@ -535,7 +535,7 @@ import Testing
         for position in 0..<24 {
             let before = Array(repeating: UInt8(ascii: "a"), count: position)
             let after = Array(repeating: UInt8(ascii: "b"), count: 24 - position)
-            func parse(_ middle: [UInt8]) throws(DocumentError) -> [DocumentMember] {
+            func parse(_ middle: [UInt8]) throws(JSONParseError) -> [ParsedMember] {
                 try parseAndIndex(Array("{\"k\": \"".utf8) + before + middle + after + Array("\"}".utf8))
             }
             // Allowed: DEL, an escape, a two-byte character.
@@ -545,10 +545,10 @@ import Testing
             }
             // Refused: control characters and a malformed sequence.
             for middle in [[0x00], [0x01], [0x1F], [0x0A], [0xC3], [0xFF]] as [[UInt8]] {
-                #expect(throws: DocumentError.self, "position \(position), byte \(middle)") { try parse(middle) }
+                #expect(throws: JSONParseError.self, "position \(position), byte \(middle)") { try parse(middle) }
             }
             // A quote ends the string early: what follows is not valid.
-            #expect(throws: DocumentError.self) { try parse([0x22]) }
+            #expect(throws: JSONParseError.self) { try parse([0x22]) }
         }
     }
 }

@@ -32,7 +32,7 @@ import Testing
     func expectConsistent(_ image: FileImage, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let fresh = FileImage(members: image.members)
         #expect(image.bytes == fresh.bytes, sourceLocation: sourceLocation)
-        #expect(try Document.parse(image.bytes) == image.members, sourceLocation: sourceLocation)
+        #expect(try JSONParser.parse(image.bytes) == image.members, sourceLocation: sourceLocation)
         for position in 0..<image.count {
             #expect(image.index(of: image.name(at: position)) == position, sourceLocation: sourceLocation)
         }
@@ -242,11 +242,11 @@ import Testing
     @discardableResult
     func indexedImage(
         _ text: String, sourceLocation: SourceLocation = #_sourceLocation
-    ) throws -> (index: DocumentIndex, image: FileImage) {
+    ) throws -> (index: JSONIndex, image: FileImage) {
         let input = bytes(text)
-        let index = try DocumentIndex(bytes: input)
+        let index = try JSONIndex(bytes: input)
         let image = FileImage(index: index)
-        let fresh = FileImage(members: try Document.parse(input))
+        let fresh = FileImage(members: try JSONParser.parse(input))
         #expect(image.bytes == fresh.bytes, sourceLocation: sourceLocation)
         #expect(image.members == fresh.members, sourceLocation: sourceLocation)
         for position in 0..<fresh.count {
@@ -294,7 +294,7 @@ import Testing
     @Test func changesToAnAdoptedImageGiveTheBytesOfAFreshOne() throws {
         let names = (0..<50).map { "key\($0 < 10 ? "0" : "")\($0)" } + ["say \"hi\"", "\u{E9}"]
         let written = FileImage(members: names.map { (name: $0, value: bytes("[\"\($0.count)\"]")) })
-        let index = try DocumentIndex(bytes: written.bytes)
+        let index = try JSONIndex(bytes: written.bytes)
         let original = index.bytes
         var adopted = FileImage(index: index)
         #expect(address(adopted.bytes) == address(index.bytes))

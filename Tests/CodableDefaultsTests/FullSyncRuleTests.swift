@@ -17,20 +17,20 @@ import Testing
     /// succeeding; returns the result, the `errno` after it, and whether the plain flush was made.
     func run(fullErrno: Int32?, plainErrno: Int32? = nil) -> (result: Int32, errno: Int32, plainMade: Bool) {
         var plainMade = false
-        Sys.setErrno(0)
-        let result = Sys.fullSync(
+        Platform.setErrno(0)
+        let result = Platform.fullSync(
             full: {
                 guard let fullErrno else { return 0 }
-                Sys.setErrno(fullErrno)
+                Platform.setErrno(fullErrno)
                 return -1
             },
             plain: {
                 plainMade = true
                 guard let plainErrno else { return 0 }
-                Sys.setErrno(plainErrno)
+                Platform.setErrno(plainErrno)
                 return -1
             })
-        return (result, Sys.errno, plainMade)
+        return (result, Platform.errno, plainMade)
     }
 
     @Test func aFullFlushThatSucceedsIsTheResult() {
@@ -58,10 +58,10 @@ import Testing
     }
 
     @Test func onlyTheUnsupportedCodesAreUnsupported() {
-        #expect(Sys.fullSyncIsUnsupported(ENOTSUP))
-        #expect(Sys.fullSyncIsUnsupported(ENOTTY))
-        #expect(Sys.fullSyncIsUnsupported(EINVAL))
-        #expect(!Sys.fullSyncIsUnsupported(EIO))
-        #expect(!Sys.fullSyncIsUnsupported(0))
+        #expect(Platform.fullSyncIsUnsupported(ENOTSUP))
+        #expect(Platform.fullSyncIsUnsupported(ENOTTY))
+        #expect(Platform.fullSyncIsUnsupported(EINVAL))
+        #expect(!Platform.fullSyncIsUnsupported(EIO))
+        #expect(!Platform.fullSyncIsUnsupported(0))
     }
 }

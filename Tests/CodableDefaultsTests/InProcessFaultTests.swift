@@ -98,7 +98,7 @@ struct InProcessFaultTests {
         #expect(error?.code == .writeFailed, "\(String(describing: error))")
         #expect(error?.errno == fault.errno, "\(String(describing: error))")
         #expect(error?.path == subject.path, "\(String(describing: error))")
-        #expect(error?.message.contains(Sys.describe(fault.errno)) == true, "\(String(describing: error))")
+        #expect(error?.message.contains(Platform.describe(fault.errno)) == true, "\(String(describing: error))")
         #expect(try bytes(subject.url) == old, "the old file's bytes are unchanged")
         #expect(try subject.temporaries() == [])
         #expect(subject.defaults.string(forKey: "b") == "pending", "the change is still pending")

@@ -131,20 +131,20 @@ import Testing
     }
 
     @Test func theParserAcceptsBothSpellingsAndRefusesByteIdenticalDuplicates() throws {
-        let members = try Document.parse(Self.bothSpellings)
+        let members = try JSONParser.parse(Self.bothSpellings)
         #expect(members.map { Array($0.key.utf8) } == [[0xC3, 0xA9], [0x65, 0xCC, 0x81]])
         #expect(members.map(\.value) == [Array("1".utf8), Array("2".utf8)])
         // The same through escapes, and nested.
-        let escaped = try Document.parse(Array(#"{"x": {"\u00e9": 1, "e\u0301": 2}}"#.utf8))
+        let escaped = try JSONParser.parse(Array(#"{"x": {"\u00e9": 1, "e\u0301": 2}}"#.utf8))
         #expect(escaped.count == 1)
-        #expect(try Document.compactValue(Array(#"{"\u00e9": 1, "e\u0301": 2}"#.utf8)).count > 0)
+        #expect(try JSONParser.compactValue(Array(#"{"\u00e9": 1, "e\u0301": 2}"#.utf8)).count > 0)
 
         // Byte-identical names (here the second spelled with an escape of the same code point) are duplicates.
         let duplicate: [UInt8] =
             Array("{\n  \"".utf8) + [0xC3, 0xA9] + Array("\": 1,\n  \"".utf8) + [0xC3, 0xA9] + Array("\": 2\n}".utf8)
         for input in [duplicate, Array("{\n  \"\u{E9}\": 1,\n  \"\\u00e9\": 2\n}".utf8)] {
             do {
-                _ = try Document.parse(input)
+                _ = try JSONParser.parse(input)
                 Issue.record("a duplicate name was accepted")
             } catch {
                 #expect(error.kind == .duplicateKey)
@@ -173,11 +173,11 @@ import Testing
     @Test func aLargeObjectComparesNamesByBytesToo() throws {
         // Past a dozen members the duplicate check uses a hash set.
         let filler = (0..<20).map { "\"k\($0)\": 0, " }.joined()
-        let members = try Document.parse(Array("{\(filler)\"\(Self.composed)\": 1, \"\(Self.decomposed)\": 2}".utf8))
+        let members = try JSONParser.parse(Array("{\(filler)\"\(Self.composed)\": 1, \"\(Self.decomposed)\": 2}".utf8))
         #expect(members.count == 22)
         let duplicate = "{\(filler)\"\(Self.composed)\": 1, \"\(Self.decomposed)\": 2, \"\\u00e9\": 3}"
         do {
-            _ = try Document.parse(Array(duplicate.utf8))
+            _ = try JSONParser.parse(Array(duplicate.utf8))
             Issue.record("a duplicate name was accepted")
         } catch {
             #expect(error.kind == .duplicateKey)
@@ -186,12 +186,12 @@ import Testing
     }
 
     @Test func aSerializedDocumentKeepsBothSpellings() throws {
-        let members = try Document.parse(Self.bothSpellings)
-        let reparsed = try Document.parse(FileImage(members: members).bytes)
+        let members = try JSONParser.parse(Self.bothSpellings)
+        let reparsed = try JSONParser.parse(FileImage(members: members).bytes)
         #expect(reparsed == members.sorted { precedesInFile($0.key, $1.key) })
         #expect(reparsed.count == 2)
         #expect(
-            DocumentMember(key: Self.composed, value: [0x31]) != DocumentMember(key: Self.decomposed, value: [0x31]))
+            ParsedMember(key: Self.composed, value: [0x31]) != ParsedMember(key: Self.decomposed, value: [0x31]))
     }
 
     @Test func migrationsRefuseAFileWhoseNamesWouldMerge() throws {

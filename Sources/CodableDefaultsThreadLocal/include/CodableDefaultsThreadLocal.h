@@ -1,5 +1,5 @@
 // A thread-local counter for CodableDefaults' Observation support: how many times the calling thread hashed
-// the store's probe key path (see Store+Observable.swift). C's `_Thread_local` is one load from the thread's
+// the store's probe key path (see Observation/Store+ObservationTracking.swift). C's `_Thread_local` is one load from the thread's
 // block; `pthread_getspecific` is a function call, and the counter is read twice on every read of a value.
 #ifndef CODABLE_DEFAULTS_THREAD_LOCAL_H
 #define CODABLE_DEFAULTS_THREAD_LOCAL_H

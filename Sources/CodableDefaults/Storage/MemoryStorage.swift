@@ -1,0 +1,91 @@
+import Dispatch
+
+/// The store's members kept in memory only: the storage of ``Defaults/inMemory()``. Nothing touches the
+/// disk and nothing survives the process.
+///
+/// Besides the store's own writes, tests can play another writer with ``inject(_:)``: the changes are
+/// reported to the store as outside changes, member by member, as a remote engine's watch would.
+final class MemoryStorage: Storage {
+    private struct State {
+        var members: [MemberName: ParsedMember] = [:]
+        var injected: [MemberChange] = []
+        var signal: (@Sendable () -> Void, DispatchQueue)?
+    }
+
+    private let state = Locked(State())
+
+    var location: String? { nil }
+    var isPersistent: Bool { false }
+
+    func open(reporting report: (DefaultsError) -> Void) throws(DefaultsError) -> StoredMembers? { nil }
+
+    func read() throws(DefaultsError) -> StoredMembers? {
+        state.withLock { state in
+            state.injected = []
+            return StoredMembers(Array(state.members.values))
+        }
+    }
+
+    func write(_ changes: [MemberChange]) -> StorageWrite {
+        let outside: [MemberChange] = state.withLock { state in
+            for change in changes {
+                let name = MemberName(change.name)
+                state.members[name] = change.value.map { ParsedMember(key: change.name, value: $0) }
+            }
+            // What another writer stored first is taken in before this write's changes, which win.
+            defer { state.injected = [] }
+            return state.injected
+        }
+        return StorageWrite(outside: outside.isEmpty ? nil : .changes(outside), outcome: .success(([], nil)))
+    }
+
+    func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite {
+        let injected: [MemberChange] = state.withLock { state in
+            defer { state.injected = [] }
+            return state.injected
+        }
+        guard let changes = transform(injected.isEmpty ? nil : .changes(injected)) else {
+            return StorageWrite(outside: nil, outcome: .success(([], nil)))
+        }
+        return write(changes)
+    }
+
+    var hasUnconfirmedWrite: Bool { false }
+
+    func confirmDurability() throws(DefaultsError) {}
+
+    func outsideChanges() throws(DefaultsError) -> StorageContent? {
+        let changes: [MemberChange] = state.withLock { state in
+            defer { state.injected = [] }
+            return state.injected
+        }
+        return changes.isEmpty ? nil : .changes(changes)
+    }
+
+    func startWatching(on queue: DispatchQueue, _ signal: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            if state.signal == nil { state.signal = (signal, queue) }
+        }
+    }
+
+    var isWatching: Bool { state.withLock { $0.signal != nil } }
+
+    func stopWatching() {
+        state.withLock { $0.signal = nil }
+    }
+
+    func moveAsideUnreadable() throws(DefaultsError) -> (location: String, notice: DefaultsError)? { nil }
+
+    /// Stores `changes` as another writer would, and signals the store (on its queue) to take them in.
+    func inject(_ changes: [MemberChange]) {
+        let signal = state.withLock { state in
+            for change in changes {
+                let name = MemberName(change.name)
+                state.members[name] = change.value.map { ParsedMember(key: change.name, value: $0) }
+                state.injected.append(change)
+            }
+            return state.signal
+        }
+        if let (signal, queue) = signal { queue.async(execute: signal) }
+    }
+}

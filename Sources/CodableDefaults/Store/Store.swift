@@ -1,0 +1,170 @@
+import Dispatch
+import Observation
+
+/// The in-memory side of one store, shared by every ``Defaults`` opened on the same file in this process.
+///
+/// The store is split by concern, one file each:
+/// - `Store.swift` (this file): the parts, opening and reloading, errors.
+/// - `StoreState.swift`: the state, reachable only inside `state.withLock`, and taking in what storage holds.
+/// - `Store+Reading.swift`: reads, the typed cache, where a stored value is decoded.
+/// - `Store+Writing.swift`: every change, and the one place that applies the save mode and notifies.
+/// - `Store+Saving.swift`: a save: encoding pending values, the storage write, recording what was written.
+/// - `Store+Observers.swift`: observers and outside changes.
+/// - `SaveTimer.swift`: the `.afterIdle` timer.
+/// The members live in a ``Storage``: the JSON file (``JSONFileStorage``) or memory (``MemoryStorage``).
+///
+/// Locks: saves, reloads and outside-change checks are serialized by ``saveLock``, taken before the state's
+/// lock and held across storage I/O. The state's lock is held only for in-memory work: no user code
+/// (encoders, decoders, observers, error handlers) and no I/O runs while it is held.
+package final class Store: Sendable {
+    /// Where the members live.
+    let storage: any Storage
+    /// Limits, the unreadable-file policy and migrations.
+    let options: Defaults.Options
+    /// The nesting limit for values.
+    var maxDepth: Int { options.maximumDepth }
+    /// The key length limit, in bytes of UTF-8.
+    let maxKeyLength: Int
+    /// The shortest key the storage can hold, in bytes of UTF-8 (1 where it has no empty key: etcd with the
+    /// empty prefix); 0 for the others.
+    let minKeyLength: Int
+    /// The state.
+    let state = Locked(StoreState())
+    /// Serializes saves, reloads and outside-change checks (the storage's calls).
+    let saveLock = Lock()
+    /// Where background work runs: the save timer, outside-change checks, merge notifications.
+    let queue = DispatchQueue(label: "CodableDefaults.Store")
+    /// Tells Observation's trackings of this store's names of their changes (see `Observation/Store+ObservationTracking.swift`).
+    let registrar = ObservationRegistrar()
+
+    /// Whether a key of `length` bytes of UTF-8 is within the limits (checked on every typed set).
+    @inline(__always)
+    func takesKeyLength(_ length: Int) -> Bool { length <= maxKeyLength && length >= minKeyLength }
+
+    /// Makes an empty store on `storage`. Reads nothing: call ``load()`` next.
+    init(storage: any Storage, options: Defaults.Options) {
+        self.storage = storage
+        self.options = options
+        self.maxKeyLength = options.maximumKeyLength
+        self.minKeyLength = storage.minimumNameLength
+    }
+
+    /// Makes an empty store for the JSON file at `path`, or an in-memory store when `path` is `nil`.
+    package convenience init(path: String?, options: Defaults.Options) {
+        let storage: any Storage = path.map { JSONFileStorage(path: $0, options: options) } ?? MemoryStorage()
+        self.init(storage: storage, options: options)
+    }
+
+    deinit {
+        storage.stopWatching()
+        if storage.isPersistent && (state.withLock { !$0.dirty.isEmpty } || storage.hasUnconfirmedWrite) {
+            do { try save() } catch { report(error) }
+        }
+    }
+
+    /// The file's storage, or `nil` for an in-memory store.
+    var fileStorage: JSONFileStorage? { storage as? JSONFileStorage }
+    /// The store file's path, or `nil` in memory.
+    var path: String? { storage.location }
+
+    // MARK: Opening and reloading
+
+    /// Reads what the storage holds (moving an unreadable file aside or migrating it, as the options say).
+    ///
+    /// - Throws: ``DefaultsError`` when the data exists but cannot be read or parsed, or a migration fails.
+    package func load() throws(DefaultsError) {
+        let members = try storage.open(reporting: report)
+        if let members { _ = state.withLock { $0.takeIn(snapshot: members) } }
+    }
+
+    /// Re-reads the storage. Unsaved local changes are kept on top of what it holds.
+    ///
+    /// - Throws: ``DefaultsError`` when the data cannot be read or parsed; the store then keeps its state.
+    func reload() throws(DefaultsError) {
+        let changed = try withStorageLock("reload") { () throws(DefaultsError) -> Set<MemberName> in
+            let members = try storage.read()
+            return state.withLock { state in
+                state.loadFailure = nil
+                return state.takeIn(snapshot: members ?? .empty)
+            }
+        }
+        publish(changed)
+    }
+
+    /// Moves the file aside if it does not parse, so the next save writes the current state in its place.
+    /// Returns the new path, or `nil` when the file parses (or is missing) and nothing was moved.
+    ///
+    /// Once the rename succeeded the state is kept to be written, whether or not the directory's flush
+    /// worked; a failed flush is left for the next save to retry.
+    func moveAsideUnreadableFile() throws(DefaultsError) -> String? {
+        let moved = try withStorageLock("moveAsideUnreadableFile") {
+            () throws(DefaultsError) -> (location: String, notice: DefaultsError)? in
+            guard let moved = try storage.moveAsideUnreadable() else { return nil }
+            state.withLock { state in
+                state.loadFailure = nil
+                state.makeAllCells()
+                for cell in state.cells.values where cell.stored.isPresent && !cell.isDirty {
+                    state.markDirty(cell)
+                }
+            }
+            return moved
+        }
+        guard let moved else { return nil }
+        report(moved.notice)
+        return moved.location
+    }
+
+    // MARK: Errors
+
+    /// The default error handler: one line on standard error.
+    static let printError: @Sendable (DefaultsError) -> Void = { error in
+        Platform.printToStandardError("CodableDefaults: \(error)\n")
+    }
+
+    /// The handler that receives errors no caller can be thrown to.
+    var onError: @Sendable (DefaultsError) -> Void {
+        get { state.withLock { $0.errorHandler } }
+        set { state.withLock { $0.errorHandler = newValue } }
+    }
+
+    /// Passes an error to the handler, outside the lock.
+    func report(_ error: DefaultsError) {
+        let handler = state.withLock { $0.errorHandler }
+        handler(error)
+    }
+
+    /// Why the store failed to load, if it did and has not been read correctly since.
+    var loadError: DefaultsError? { state.withLock { $0.loadFailure } }
+
+    /// Records a failed load.
+    func setLoadError(_ error: DefaultsError) {
+        state.withLock { $0.loadFailure = error }
+    }
+
+    /// The error for a key over the length limit. The message does not repeat the key: the error's
+    /// description shows it shortened, with its length.
+    static func keyTooLong(_ name: String, limit: Int, path: String?) -> DefaultsError {
+        DefaultsError(.keyTooLong, "the key is over the limit of \(limit) bytes", path: path, key: name)
+    }
+
+    // MARK: For tests and benchmarks
+
+    /// How many times the file was written.
+    var writeCount: Int { fileStorage?.writeCount ?? 0 }
+    /// How many times the file was read and parsed (the store's own writes must not cause one).
+    var readCount: Int { fileStorage?.readCount ?? 0 }
+    /// How many times taking the file lock had to wait (the positive sign that a save waits for the lock).
+    package var lockWaitCount: Int { fileStorage?.lockWaitCount ?? 0 }
+    /// How many observers are registered.
+    var observerCount: Int { state.withLock { $0.observerCount } }
+    /// How many names have a cell (a name of the file gets one when first used).
+    var cellCount: Int { state.withLock { $0.cells.count } }
+    /// How many typed cache slots the store holds.
+    var slotCount: Int { state.withLock { $0.slots.count } }
+    /// Whether the store notices outside changes.
+    var isWatching: Bool { storage.isWatching }
+    /// Whether the file watcher runs on its `stat` fallback.
+    var isPolling: Bool { fileStorage?.isPolling ?? false }
+    /// Whether an `.afterIdle` save is scheduled (with none and nothing changed, no save comes).
+    var isSaveScheduled: Bool { state.withLock { $0.timer.isArmed } }
+}
