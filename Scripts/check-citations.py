@@ -18,7 +18,8 @@ What is a citation:
   folder;
 - either may end with `:LINE` or `:FIRST-LAST`.
 A name that is not a path into the repository is not a citation: an absolute path (`/etc/x/defaults.json`),
-a path under `.build/`, a URL, a header in angle brackets (`<sys/inotify.h>`), a bare name with another
+a path under `.build/`, a URL, a header in angle brackets (`<sys/inotify.h>`), a template
+(`<Name>Command.swift`), a bare name with another
 extension (`settings.json`, an example's file), a path whose first folder this repository has nowhere
 (xnu's `bsd/vfs/kpi_vfs.c`), and the few files of other projects listed in OTHER_PROJECTS below.
 
@@ -51,9 +52,9 @@ OTHER_PROJECTS = {
 }
 
 # A name or path: letters, digits and `_ . + - * /`; not preceded by what would make it part of a longer path, a
-# URL, an absolute path, a variable, or a header name.
+# URL, an absolute path, a variable, a header name, or a template (`<Name>Command.swift`).
 _CANDIDATE = re.compile(
-    r"(?<![\w./~$<@*+-])"
+    r"(?<![\w./~$<>@*+-])"
     r"(?P<path>\.?[\w+*-][\w.+*-]*(?:/[\w.+*-]+)*/?)"
     r"(?::(?P<first>\d+)(?:-(?P<last>\d+))?)?"
 )
@@ -229,7 +230,8 @@ def self_test():
             "struct Store {}\n"
         ),
         "Sources/Lib/Internal/Store+Reading.swift": (
-            "// Other projects' files: xnu's `bsd/vfs/kpi_vfs.c`, `sys/fcntl.h`, spawn.h; generated: Sources/<t>/.\n"
+            "// Other projects' files: xnu's `bsd/vfs/kpi_vfs.c`, `sys/fcntl.h`, spawn.h.\n"
+            "// Templates: Sources/<t>/main.swift, <Name>Command.swift.\n"
             "extension Store {}\n"
         ),
         "Sources/Lib/Docs.docc/Guide.md": "See `Internal/Store.swift:4`, not `Internal/Store.swift:5`.\n",

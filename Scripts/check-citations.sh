@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails when a document or a comment cites a file of this repository that is not there, or a line past its end:
-# `Store.swift`, `Internal/Store.swift:45`, `Scripts/demo.sh`, `.ci/run`, in README.md, CONTRIBUTING.md,
+# `Store.swift`, `Store/Store.swift:45`, `Scripts/demo.sh`, `.ci/run`, in README.md, CONTRIBUTING.md,
 # Benchmarks/README.md, the DocC articles, Swift comments and script comments. The rules are in
 # Scripts/check-citations.py.
 #
