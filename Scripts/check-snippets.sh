@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Compiles every ```swift block of README.md and of the DocC articles as a reader would copy it, from the
-# documents' own text, and reports each failing block by document, line and column.
+# Compiles every ```swift block of README.md, CONTRIBUTING.md, Benchmarks/README.md and the DocC articles as a
+# reader would copy it, from the documents' own text, and reports each failing block by document, line and column.
 #
 #   Scripts/check-snippets.sh        # builds .build/snippets; exit 1 if a block does not compile
 #
@@ -25,7 +25,7 @@ cd "$(dirname "$0")/.."
 root=$PWD
 scratch=$root/.build/snippets
 package=$scratch/package
-documents=(README.md Sources/CodableDefaults/Documentation.docc/*.md)
+documents=(README.md CONTRIBUTING.md Benchmarks/README.md Sources/CodableDefaults/Documentation.docc/*.md)
 
 rm -rf "$package/Sources"
 mkdir -p "$package/Sources"
