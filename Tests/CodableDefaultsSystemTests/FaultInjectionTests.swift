@@ -288,33 +288,23 @@ import Testing
         #expect(try text(url) == "{\n  \"count\": 1,\n  \"volume\": 0.2\n}\n")
     }
 
-    @Test(.enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage))
-    func immutableDirectoryIsAClearErrorAndLosesNothing() throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.file()
-        let defaults = try openFresh(url)
-        defaults[.count] = 1
-        try defaults.flush()
-        let before = try bytes(url)
-        let listing = try dir.contents()
+    /// What ``immutableDirectoryOrStoreFileIsAClearErrorAndLosesNothing(_:)`` makes immutable.
+    enum ImmutableTarget: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        /// The store's directory: no temporary file can be made in it, nor renamed into it.
+        case directory
+        /// The store file itself: it cannot be replaced.
+        case storeFile = "store file"
 
-        try FileSystemTools.setImmutable(dir.path, true)
-        defer { FileSystemTools.clearImmutable(dir.path) }
-        defaults[.count] = 2
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
-        #expect(error?.code == .writeFailed)
-        #expect(error?.errno == EPERM || error?.errno == EACCES, "\(String(describing: error))")
-        #expect(error?.path != nil)
-        #expect(try bytes(url) == before)
-        #expect(try dir.contents() == listing, "no temporary file is left")
-
-        try FileSystemTools.setImmutable(dir.path, false)
-        try defaults.flush()
-        #expect(try openFresh(url)[.count] == 2)
+        var testDescription: String { rawValue }
     }
 
-    @Test(.enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage))
-    func immutableStoreFileIsAClearErrorAndLosesNothing() throws {
+    /// A directory or store file made immutable (`chattr +i`, which holds for root too) fails the save with an
+    /// error naming errno and path; the file keeps its bytes, no temporary file is left, and the change is saved
+    /// once the attribute is cleared.
+    @Test(
+        .enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage),
+        arguments: ImmutableTarget.allCases)
+    func immutableDirectoryOrStoreFileIsAClearErrorAndLosesNothing(_ target: ImmutableTarget) throws {
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let defaults = try openFresh(url)
@@ -323,17 +313,24 @@ import Testing
         let before = try bytes(url)
         let listing = try dir.contents()
 
-        try FileSystemTools.setImmutable(url.path, true)
-        defer { FileSystemTools.clearImmutable(url.path) }
+        let immutable = target == .directory ? dir.path : url.path
+        try FileSystemTools.setImmutable(immutable, true)
+        defer { FileSystemTools.clearImmutable(immutable) }
         defaults[.count] = 2
         let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
         #expect(error?.code == .writeFailed)
-        #expect(error?.errno == EPERM, "\(String(describing: error))")
-        #expect(error?.path == url.path)
+        switch target {
+        case .directory:
+            #expect(error?.errno == EPERM || error?.errno == EACCES, "\(String(describing: error))")
+            #expect(error?.path != nil)
+        case .storeFile:
+            #expect(error?.errno == EPERM, "\(String(describing: error))")
+            #expect(error?.path == url.path)
+        }
         #expect(try bytes(url) == before)
         #expect(try dir.contents() == listing, "no temporary file is left")
 
-        try FileSystemTools.setImmutable(url.path, false)
+        try FileSystemTools.setImmutable(immutable, false)
         try defaults.flush()
         #expect(try openFresh(url)[.count] == 2)
     }
