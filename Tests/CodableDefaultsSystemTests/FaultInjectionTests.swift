@@ -265,10 +265,23 @@ import Testing
         #expect(try openFresh(url)[.count] == 7)
     }
 
+    /// The unsaved change of ``discardedChangesAreNotWrittenByALaterSave(_:)``.
+    enum DiscardedChange: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        /// `count` set to a new value.
+        case set
+        /// `count` removed.
+        case removal
+
+        var testDescription: String { rawValue }
+    }
+
     /// A failed write leaves the assembled bytes holding the new value; a discard (or a revert) must not let
-    /// a later save write them.
-    @Test(.enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage))
-    func discardedChangesAreNotWrittenByALaterSave() throws {
+    /// a later save write them. A removal whose save failed, then discarded: the restored value must reach the
+    /// next save (a rebuild of the order had dropped it).
+    @Test(
+        .enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage),
+        arguments: DiscardedChange.allCases)
+    func discardedChangesAreNotWrittenByALaterSave(_ change: DiscardedChange) throws {
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let defaults = try openFresh(url)
@@ -278,14 +291,19 @@ import Testing
 
         try FileSystemTools.setImmutable(dir.path, true)
         defer { FileSystemTools.clearImmutable(dir.path) }
-        defaults[.count] = 2
+        switch change {
+        case .set: defaults[.count] = 2
+        case .removal: defaults.reset(.count)
+        }
         #expect(throws: DefaultsError.self) { try defaults.flush() }
         defaults.discardUnsavedChanges()
         try FileSystemTools.setImmutable(dir.path, false)
+        #expect(defaults[.count] == 1, "memory says the discard restored count")
 
         defaults[.volume] = 0.2
         try defaults.flush()
         #expect(try text(url) == "{\n  \"count\": 1,\n  \"volume\": 0.2\n}\n")
+        #expect(try openFresh(url)[.count] == 1, "count survives a restart")
     }
 
     /// What ``immutableDirectoryOrStoreFileIsAClearErrorAndLosesNothing(_:)`` makes immutable.
