@@ -32,11 +32,6 @@ private func openPatiently(_ endpoint: String) async throws -> (Defaults, EtcdSt
     return (try Defaults(engine: storage, saveMode: .immediate), storage)
 }
 
-/// Waits on a thread of its own (never the cooperative pool) for `semaphore`, up to 30 s; whether it came.
-private func signalled(_ semaphore: DispatchSemaphore) async throws -> Bool {
-    try await onThread { semaphore.wait(timeout: .now() + 30) == .success }
-}
-
 /// The store on etcd under races with other writers and against servers that misbehave: what the watch brings
 /// while the store's own call waits for its answer, a watch catching up in batches, an outage of a store on the
 /// whole key space, peers that close early or answer what etcd never would, keys that are not UTF-8.
@@ -110,120 +105,6 @@ struct EtcdRobustnessTests {
             progress.events = []
             storage.take(progress)
             #expect(storage.resumeRevision == first.revision + 1)
-        }
-    }
-
-    @Test(.needsEtcd) func aStoreOnTheWholeKeySpaceSavesItsPendingChangesWhenEtcdIsBack() async throws {
-        try await EtcdServer.with { server in
-            let errors = ErrorLog()
-            let defaults = try await Defaults(
-                etcd: [URL(string: server.clientURL)!], prefix: "", saveMode: .immediate, onError: errors.handler)
-            try await server.kill(server.members[0])
-            defaults.set(42, forKey: "answer")
-            #expect(errors.errors.first?.code == .writeFailed)
-            try await server.restartStopped()
-            let client = try EtcdClient(endpoints: [server.clientURL])
-            var stored = try await client.get(bytes("answer"))?.value
-            for _ in 0..<300 where stored != bytes("42") {
-                try await Task.sleep(for: .milliseconds(100))
-                stored = try await client.get(bytes("answer"))?.value
-            }
-            #expect(stored == bytes("42"), "the pending change landed once etcd answered")
-            try defaults.flush()
-        }
-    }
-
-    @Test func aPeerThatClosesWhileARequestIsSentIsAnErrorNotTheEndOfTheProcess() async throws {
-        let peer = try TestTCPServer(.closeEarly)
-        defer { withExtendedLifetime(peer) {} }  // It closes its listener when it goes away.
-        let client = try EtcdClient(endpoints: [peer.url])
-        let error = await #expect(throws: EtcdError.self) {
-            try await client.put(bytes("k"), [UInt8](repeating: 0x41, count: 32 << 20))
-        }
-        #expect(error?.code == .unreachable)
-    }
-
-    @Test func answersWithoutEtcdsHeaderAreNotTakenAsAcknowledged() async throws {
-        let fake = try TestTCPServer(.answer(bytes("HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}")))
-        defer { withExtendedLifetime(fake) {} }  // It closes its listener when it goes away.
-        let client = try EtcdClient(endpoints: [fake.url])
-        let put = await #expect(throws: EtcdError.self) { try await client.put(bytes("k"), bytes("1")) }
-        #expect(put?.code == .badResponse)
-        let opening = await #expect(throws: DefaultsError.self) {
-            try await Defaults(etcd: [URL(string: fake.url)!], prefix: "myservice/")
-        }
-        #expect(opening?.code == .readFailed)
-
-        // A watch that such a server ends at once is tried again with a backoff (50, 100, 200 ms, ...), not in a
-        // tight loop: its fourth request comes 350 ms after the first at the earliest (a slow machine only adds).
-        let storage = EtcdStorage(client: client, prefix: "myservice/", maximumDepth: 64)
-        let started = ContinuousClock.now
-        storage.startWatching(on: DispatchQueue(label: "test")) {}
-        // (A long bound: the watch runs on Swift's cooperative pool, which tests running alongside may keep busy.)
-        let fourth = try await eventually(timeout: 60) { fake.requests.filter { $0.contains("/v3/watch") }.count >= 4 }
-        #expect(fourth)
-        let elapsed = ContinuousClock.now - started
-        storage.stopWatching()
-        #expect(elapsed >= .milliseconds(300), "four watch requests within \(elapsed)")
-    }
-
-    @Test(.needsEtcd) func whatASaveInSeveralTransactionsWroteBeforeOneFailedIsSavedAndNeverWrittenAgain() async throws
-    {
-        try await EtcdServer.with { server in
-            let defaults = try await Defaults(
-                etcd: [URL(string: server.clientURL)!], prefix: "myservice/", saveMode: .manual)
-            let direct = try EtcdClient(endpoints: [server.clientURL])
-            defaults.set("new", forKey: "a")
-            defaults.set(String(repeating: "x", count: 2 << 20), forKey: "huge")  // over etcd's request limit
-            let refused = #expect(throws: DefaultsError.self) { try defaults.flush() }
-            #expect(refused?.code == .writeFailed)
-            #expect(refused?.message.contains("\"huge\"") == true, "\(String(describing: refused))")
-            #expect(try await direct.get(bytes("myservice/a"))?.value == bytes("\"new\""), "the first transaction")
-
-            // Another writer changes `a` after it: the store takes that in, and its next save leaves it.
-            let key = Defaults.Key<String>("a", default: "")
-            let sawTheirs = DispatchSemaphore(value: 0)
-            let token = defaults.observe(key) { change in if change.newValue == "theirs" { sawTheirs.signal() } }
-            try await direct.put(bytes("myservice/a"), bytes("\"theirs\""))
-            #expect(try await signalled(sawTheirs))
-            #expect(throws: DefaultsError.self) { try defaults.flush() }  // `huge` still fails
-            #expect(try await direct.get(bytes("myservice/a"))?.value == bytes("\"theirs\""))
-
-            // Discarding goes back to what etcd holds.
-            defaults.discardUnsavedChanges()
-            #expect(defaults[key] == "theirs")
-            #expect(defaults.object(forKey: "huge") == nil)
-            try defaults.flush()
-            token.cancel()
-        }
-    }
-
-    @Test(.needsEtcd) func aMemberThatGivesUpOnARequestIsSkippedForTheNextOne() async throws {
-        try await EtcdServer.with { server in
-            let body = #"{"error":"context canceled","message":"context canceled","code":1}"#
-            let tired = try TestTCPServer(
-                .answer(bytes("HTTP/1.0 408 Request Timeout\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")))
-            let client = try EtcdClient(endpoints: [tired.url, server.clientURL])
-            try await client.put(bytes("myservice/k"), bytes("1"))
-            #expect(client.preferredEndpoint.absoluteString == server.clientURL)
-            #expect(tired.requests.count == 1)
-            #expect(try await client.get(bytes("myservice/k"))?.value == bytes("1"))
-        }
-    }
-
-    @Test(.needsEtcd) func keysWhoseNamesAreNotUTF8AreLeftOutAndNeverWritten() async throws {
-        try await EtcdServer.with { server in
-            let client = try EtcdClient(endpoints: [server.clientURL])
-            try await client.put(bytes("myservice/") + [0xFF], bytes("1"))
-            try await client.put(bytes("myservice/") + [0xFE], bytes("2"))
-            try await client.put(bytes("myservice/ok"), bytes("3"))
-            let defaults = try await Defaults(etcd: [URL(string: server.clientURL)!], prefix: "myservice/")
-            #expect(defaults.keys == ["ok"])
-            #expect(defaults.object(forKey: "\u{FFFD}") == nil, "no name stands for both")
-            defaults.removeAll()
-            try defaults.flush()
-            let left = try await client.range(prefix: bytes("myservice/")).keyValues.map(\.key)
-            #expect(left == [bytes("myservice/") + [0xFE], bytes("myservice/") + [0xFF]])
         }
     }
 }
