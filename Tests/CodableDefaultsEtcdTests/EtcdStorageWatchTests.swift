@@ -32,11 +32,10 @@ private func openPatiently(_ endpoint: String) async throws -> (Defaults, EtcdSt
     return (try Defaults(engine: storage, saveMode: .immediate), storage)
 }
 
-/// The store on etcd under races with other writers and against servers that misbehave: what the watch brings
-/// while the store's own call waits for its answer, a watch catching up in batches, an outage of a store on the
-/// whole key space, peers that close early or answer what etcd never would, keys that are not UTF-8.
-@Suite("Defaults on etcd: races and misbehaving servers")
-struct EtcdRobustnessTests {
+/// The store's watch on etcd: what it brings while the store's own call waits for its answer (another writer's
+/// newer change is kept, not overwritten by the older answer), and where a watch catching up in batches resumes.
+@Suite("Defaults on etcd: the store's watch, racing its own calls and catching up")
+struct EtcdStorageWatchTests {
     @Test(.needsEtcd) func anotherWritersChangeThatArrivesBeforeTheAnswerToOurTransactionIsKept() async throws {
         try await EtcdServer.with { server in
             let proxy = try TestTCPServer(.proxy(to: server.members[0].clientPort))
