@@ -107,4 +107,24 @@ struct EtcdDefaultsFaultTests {
             token.cancel()
         }
     }
+
+    @Test func aStoreOnTheWholeKeySpaceSavesItsPendingChangesWhenEtcdIsBack() async throws {
+        try await EtcdServer.with { server in
+            let errors = ErrorLog()
+            let defaults = try await Defaults(
+                etcd: [URL(string: server.clientURL)!], prefix: "", saveMode: .immediate, onError: errors.handler)
+            try await server.kill(server.members[0])
+            defaults.set(42, forKey: "answer")
+            #expect(errors.errors.first?.code == .writeFailed)
+            try await server.restartStopped()
+            let client = try EtcdClient(endpoints: [server.clientURL])
+            var stored = try await client.get(utf8("answer"))?.value
+            for _ in 0..<300 where stored != utf8("42") {
+                try await Task.sleep(for: .milliseconds(100))
+                stored = try await client.get(utf8("answer"))?.value
+            }
+            #expect(stored == utf8("42"), "the pending change landed once etcd answered")
+            try defaults.flush()
+        }
+    }
 }

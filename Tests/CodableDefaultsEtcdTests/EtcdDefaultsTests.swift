@@ -38,6 +38,11 @@ func onThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) a
     }
 }
 
+/// Waits on a thread of its own (never the cooperative pool) for `semaphore`, up to 30 s; whether it came.
+func signalled(_ semaphore: DispatchSemaphore) async throws -> Bool {
+    try await onThread { semaphore.wait(timeout: .now() + 30) == .success }
+}
+
 @Suite("Defaults on etcd: the key API against a real etcd", .needsEtcd)
 struct EtcdDefaultsTests {
     @Test func everyKeyAPIStoresInEtcdAndASecondHandleReadsIt() async throws {
@@ -292,6 +297,22 @@ struct EtcdDefaultsTests {
             #expect(await markers.next() == 2)
             #expect(try defaults.value(for: counter) == 0)
             #expect(errors.errors.count == 1)
+        }
+    }
+
+    @Test func keysWhoseNamesAreNotUTF8AreLeftOutAndNeverWritten() async throws {
+        try await EtcdServer.with { server in
+            let client = try EtcdClient(endpoints: [server.clientURL])
+            try await client.put(utf8("myservice/") + [0xFF], utf8("1"))
+            try await client.put(utf8("myservice/") + [0xFE], utf8("2"))
+            try await client.put(utf8("myservice/ok"), utf8("3"))
+            let defaults = try await Defaults(etcd: [URL(string: server.clientURL)!], prefix: "myservice/")
+            #expect(defaults.keys == ["ok"])
+            #expect(defaults.object(forKey: "\u{FFFD}") == nil, "no name stands for both")
+            defaults.removeAll()
+            try defaults.flush()
+            let left = try await client.range(prefix: utf8("myservice/")).keyValues.map(\.key)
+            #expect(left == [utf8("myservice/") + [0xFE], utf8("myservice/") + [0xFF]])
         }
     }
 }

@@ -52,32 +52,31 @@ import Testing
         #expect(error?.code == .badResponse, "\(String(describing: error))")
         #expect(error?.description.contains("headers are over 65536 bytes") == true)
     }
-    /// A watch whose server sends a line that never ends (no message boundary) is ended with an error once the
-    /// line passes the limit, instead of holding it all.
-    @Test func aWatchMessageOverTheLimitEndsTheWatch() async throws {
-        let line = "{\"result\":{\"header\":{\"revision\":\"1\"}," + String(repeating: " ", count: 300_000)
-        let server = try TestTCPServer(.answer(Array("HTTP/1.0 200 OK\r\n\r\n\(line)".utf8)))
+
+    /// A watch whose server sends an answer over the limit is ended with an error once the answer passes it,
+    /// instead of holding it all: a line that never ends (no message boundary), and an error answer (read whole
+    /// before it is reported, it is bounded all the same).
+    @Test(arguments: [
+        OversizedWatchAnswer(
+            "a message whose line never ends",
+            head: "HTTP/1.0 200 OK",
+            body: "{\"result\":{\"header\":{\"revision\":\"1\"}," + String(repeating: " ", count: 300_000),
+            error: "over 100000 bytes"),
+        OversizedWatchAnswer(
+            "an error answer",
+            head: "HTTP/1.0 500 Internal Server Error",
+            body: "{\"error\":\"" + String(repeating: "x", count: 300_000),
+            error: "the error answer is over 100000 bytes"),
+    ])
+    func aWatchAnswerOverTheLimitEndsTheWatch(_ answer: OversizedWatchAnswer) async throws {
+        let server = try TestTCPServer(.answer(Array("\(answer.head)\r\n\r\n\(answer.body)".utf8)))
         defer { withExtendedLifetime(server) {} }  // It closes its listener when it goes away.
         let client = try EtcdClient(endpoints: [server.url], maximumAnswerSize: 100_000)
         let error = await #expect(throws: EtcdError.self) {
             for try await _ in client.watch(prefix: Array("p/".utf8), startRevision: 1) {}
         }
         #expect(error?.code == .badResponse)
-        #expect(error?.description.contains("over 100000 bytes") == true, "\(String(describing: error))")
-    }
-    /// An error answer to a watch is read whole before it is reported: it is bounded all the same.
-    @Test func aWatchErrorAnswerOverTheLimitEndsTheWatch() async throws {
-        let body = "{\"error\":\"" + String(repeating: "x", count: 300_000)
-        let server = try TestTCPServer(.answer(Array("HTTP/1.0 500 Internal Server Error\r\n\r\n\(body)".utf8)))
-        defer { withExtendedLifetime(server) {} }  // It closes its listener when it goes away.
-        let client = try EtcdClient(endpoints: [server.url], maximumAnswerSize: 100_000)
-        let error = await #expect(throws: EtcdError.self) {
-            for try await _ in client.watch(prefix: Array("p/".utf8), startRevision: 1) {}
-        }
-        #expect(error?.code == .badResponse)
-        #expect(
-            error?.description.contains("the error answer is over 100000 bytes") == true, "\(String(describing: error))"
-        )
+        #expect(error?.description.contains(answer.error) == true, "\(String(describing: error))")
     }
 
     /// A file size limit of `Int.max` (no limit) gives no answer limit, rather than an overflow.
@@ -102,5 +101,24 @@ import Testing
         }
         #expect(write.savedDespiteFailure.isEmpty)
         #expect(server.requests.filter { $0.contains("/v3/kv/txn") }.count == 1, "\(server.requests)")
+    }
+}
+
+/// An answer to a watch over the client's limit, and what the error must say of it.
+struct OversizedWatchAnswer: Sendable, CustomTestStringConvertible {
+    /// What the answer is, as the test case is named.
+    var testDescription: String
+    /// The status line.
+    var head: String
+    /// The body, over the limit.
+    var body: String
+    /// What the error's description must contain.
+    var error: String
+
+    init(_ testDescription: String, head: String, body: String, error: String) {
+        self.testDescription = testDescription
+        self.head = head
+        self.body = body
+        self.error = error
     }
 }

@@ -119,4 +119,17 @@ struct EtcdFailoverTests {
             #expect(try await alone.get(utf8("app/x"))?.value == utf8("3"))
         }
     }
+
+    @Test(.needsEtcd) func aMemberThatGivesUpOnARequestIsSkippedForTheNextOne() async throws {
+        try await EtcdServer.with { server in
+            let body = #"{"error":"context canceled","message":"context canceled","code":1}"#
+            let tired = try TestTCPServer(
+                .answer(utf8("HTTP/1.0 408 Request Timeout\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")))
+            let client = try EtcdClient(endpoints: [tired.url, server.clientURL])
+            try await client.put(utf8("myservice/k"), utf8("1"))
+            #expect(client.preferredEndpoint.absoluteString == server.clientURL)
+            #expect(tired.requests.count == 1)
+            #expect(try await client.get(utf8("myservice/k"))?.value == utf8("1"))
+        }
+    }
 }

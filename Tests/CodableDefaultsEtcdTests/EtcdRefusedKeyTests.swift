@@ -47,4 +47,34 @@ struct EtcdRefusedKeyTests {
             #expect(try await client.get(Array("c".utf8))?.value == Array("3".utf8))
         }
     }
+
+    @Test func whatASaveInSeveralTransactionsWroteBeforeOneFailedIsSavedAndNeverWrittenAgain() async throws {
+        try await EtcdServer.with { server in
+            let defaults = try await Defaults(
+                etcd: [URL(string: server.clientURL)!], prefix: "myservice/", saveMode: .manual)
+            let direct = try EtcdClient(endpoints: [server.clientURL])
+            defaults.set("new", forKey: "a")
+            defaults.set(String(repeating: "x", count: 2 << 20), forKey: "huge")  // over etcd's request limit
+            let refused = #expect(throws: DefaultsError.self) { try defaults.flush() }
+            #expect(refused?.code == .writeFailed)
+            #expect(refused?.message.contains("\"huge\"") == true, "\(String(describing: refused))")
+            #expect(try await direct.get(utf8("myservice/a"))?.value == utf8("\"new\""), "the first transaction")
+
+            // Another writer changes `a` after it: the store takes that in, and its next save leaves it.
+            let key = Defaults.Key<String>("a", default: "")
+            let sawTheirs = DispatchSemaphore(value: 0)
+            let token = defaults.observe(key) { change in if change.newValue == "theirs" { sawTheirs.signal() } }
+            try await direct.put(utf8("myservice/a"), utf8("\"theirs\""))
+            #expect(try await signalled(sawTheirs))
+            #expect(throws: DefaultsError.self) { try defaults.flush() }  // `huge` still fails
+            #expect(try await direct.get(utf8("myservice/a"))?.value == utf8("\"theirs\""))
+
+            // Discarding goes back to what etcd holds.
+            defaults.discardUnsavedChanges()
+            #expect(defaults[key] == "theirs")
+            #expect(defaults.object(forKey: "huge") == nil)
+            try defaults.flush()
+            token.cancel()
+        }
+    }
 }

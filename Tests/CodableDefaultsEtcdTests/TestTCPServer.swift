@@ -30,7 +30,7 @@ final class TestTCPServer: @unchecked Sendable {
     let port: Int
     /// `http://127.0.0.1:PORT`.
     var url: String { "http://127.0.0.1:\(port)" }
-    private let listener: Int32
+    private let listener: Listener
     private let behavior: Behavior
     private let lock = NSLock()
     private var firstLines: [String] = []
@@ -48,11 +48,19 @@ final class TestTCPServer: @unchecked Sendable {
             throw ChildProcessError(description: "bind or listen: errno \(errno)")
         }
         self.port = port
-        self.listener = listener
+        let shared = Listener(listener)
+        self.listener = shared
         Thread.detachNewThread { [weak self] in
-            while true {
+            defer { shared.closeDescriptor() }
+            while !shared.isStopped {
+                // A short wait at a time, so that a stop is seen where `shutdown` does not wake a waiting `accept`.
+                var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&entry, 1, 100)
+                if ready == 0 || (ready < 0 && errno == EINTR) { continue }
+                guard ready > 0, !shared.isStopped else { return }
                 let connection = withoutSigpipe(accept(listener, nil, nil))
-                guard connection >= 0 else { return }  // The listener was closed.
+                if connection < 0 && (errno == EINTR || errno == ECONNABORTED) { continue }
+                guard connection >= 0 else { return }  // The listener was shut down.
                 guard let self else {
                     close(connection)
                     return
@@ -63,8 +71,7 @@ final class TestTCPServer: @unchecked Sendable {
     }
 
     deinit {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        listener.stop()
         released.signal()
     }
 
@@ -189,6 +196,38 @@ final class TestTCPServer: @unchecked Sendable {
             if written < 0 && errno == EINTR { continue }  // A signal (a child of another test ending), not the end.
             if written <= 0 { return }
             offset += written
+        }
+    }
+}
+
+/// The listening socket of a ``TestTCPServer``, which its accept thread alone closes, when it ends: were it closed
+/// under that thread, another test's new socket could take the descriptor's number before the thread's next
+/// `accept`, which would then take, and close unanswered, a connection meant for that other test.
+private final class Listener: @unchecked Sendable {
+    /// The socket.
+    let descriptor: Int32
+    private let lock = NSLock()
+    private var stopped = false
+    private var closed = false
+
+    init(_ descriptor: Int32) { self.descriptor = descriptor }
+
+    /// Whether ``stop()`` was called.
+    var isStopped: Bool { lock.withLock { stopped } }
+
+    /// Tells the accept thread to end, and wakes an `accept` that waits (where `shutdown` does: Linux).
+    func stop() {
+        lock.withLock {
+            stopped = true
+            if !closed { shutdown(descriptor, Int32(SHUT_RDWR)) }
+        }
+    }
+
+    /// Closes the socket: the accept thread's last act.
+    func closeDescriptor() {
+        lock.withLock {
+            closed = true
+            close(descriptor)
         }
     }
 }

@@ -265,10 +265,23 @@ import Testing
         #expect(try openFresh(url)[.count] == 7)
     }
 
+    /// The unsaved change of ``discardedChangesAreNotWrittenByALaterSave(_:)``.
+    enum DiscardedChange: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        /// `count` set to a new value.
+        case set
+        /// `count` removed.
+        case removal
+
+        var testDescription: String { rawValue }
+    }
+
     /// A failed write leaves the assembled bytes holding the new value; a discard (or a revert) must not let
-    /// a later save write them.
-    @Test(.enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage))
-    func discardedChangesAreNotWrittenByALaterSave() throws {
+    /// a later save write them. A removal whose save failed, then discarded: the restored value must reach the
+    /// next save (a rebuild of the order had dropped it).
+    @Test(
+        .enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage),
+        arguments: DiscardedChange.allCases)
+    func discardedChangesAreNotWrittenByALaterSave(_ change: DiscardedChange) throws {
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let defaults = try openFresh(url)
@@ -278,18 +291,38 @@ import Testing
 
         try FileSystemTools.setImmutable(dir.path, true)
         defer { FileSystemTools.clearImmutable(dir.path) }
-        defaults[.count] = 2
+        switch change {
+        case .set: defaults[.count] = 2
+        case .removal: defaults.reset(.count)
+        }
         #expect(throws: DefaultsError.self) { try defaults.flush() }
         defaults.discardUnsavedChanges()
         try FileSystemTools.setImmutable(dir.path, false)
+        #expect(defaults[.count] == 1, "memory says the discard restored count")
 
         defaults[.volume] = 0.2
         try defaults.flush()
         #expect(try text(url) == "{\n  \"count\": 1,\n  \"volume\": 0.2\n}\n")
+        #expect(try openFresh(url)[.count] == 1, "count survives a restart")
     }
 
-    @Test(.enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage))
-    func immutableDirectoryIsAClearErrorAndLosesNothing() throws {
+    /// What ``immutableDirectoryOrStoreFileIsAClearErrorAndLosesNothing(_:)`` makes immutable.
+    enum ImmutableTarget: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        /// The store's directory: no temporary file can be made in it, nor renamed into it.
+        case directory
+        /// The store file itself: it cannot be replaced.
+        case storeFile = "store file"
+
+        var testDescription: String { rawValue }
+    }
+
+    /// A directory or store file made immutable (`chattr +i`, which holds for root too) fails the save with an
+    /// error naming errno and path; the file keeps its bytes, no temporary file is left, and the change is saved
+    /// once the attribute is cleared.
+    @Test(
+        .enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage),
+        arguments: ImmutableTarget.allCases)
+    func immutableDirectoryOrStoreFileIsAClearErrorAndLosesNothing(_ target: ImmutableTarget) throws {
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let defaults = try openFresh(url)
@@ -298,42 +331,24 @@ import Testing
         let before = try bytes(url)
         let listing = try dir.contents()
 
-        try FileSystemTools.setImmutable(dir.path, true)
-        defer { FileSystemTools.clearImmutable(dir.path) }
+        let immutable = target == .directory ? dir.path : url.path
+        try FileSystemTools.setImmutable(immutable, true)
+        defer { FileSystemTools.clearImmutable(immutable) }
         defaults[.count] = 2
         let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
         #expect(error?.code == .writeFailed)
-        #expect(error?.errno == EPERM || error?.errno == EACCES, "\(String(describing: error))")
-        #expect(error?.path != nil)
+        switch target {
+        case .directory:
+            #expect(error?.errno == EPERM || error?.errno == EACCES, "\(String(describing: error))")
+            #expect(error?.path != nil)
+        case .storeFile:
+            #expect(error?.errno == EPERM, "\(String(describing: error))")
+            #expect(error?.path == url.path)
+        }
         #expect(try bytes(url) == before)
         #expect(try dir.contents() == listing, "no temporary file is left")
 
-        try FileSystemTools.setImmutable(dir.path, false)
-        try defaults.flush()
-        #expect(try openFresh(url)[.count] == 2)
-    }
-
-    @Test(.enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage))
-    func immutableStoreFileIsAClearErrorAndLosesNothing() throws {
-        let dir = try TemporaryDirectory()
-        let url = dir.file()
-        let defaults = try openFresh(url)
-        defaults[.count] = 1
-        try defaults.flush()
-        let before = try bytes(url)
-        let listing = try dir.contents()
-
-        try FileSystemTools.setImmutable(url.path, true)
-        defer { FileSystemTools.clearImmutable(url.path) }
-        defaults[.count] = 2
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
-        #expect(error?.code == .writeFailed)
-        #expect(error?.errno == EPERM, "\(String(describing: error))")
-        #expect(error?.path == url.path)
-        #expect(try bytes(url) == before)
-        #expect(try dir.contents() == listing, "no temporary file is left")
-
-        try FileSystemTools.setImmutable(url.path, false)
+        try FileSystemTools.setImmutable(immutable, false)
         try defaults.flush()
         #expect(try openFresh(url)[.count] == 2)
     }

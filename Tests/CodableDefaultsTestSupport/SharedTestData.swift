@@ -16,7 +16,7 @@ package enum NumberLiterals {
 }
 
 /// Two member names that differ only in Unicode normalization, in one file: shared by the in-process
-/// `KeyBytesTests` and the tool's test in `KeyBytesTests`.
+/// `KeyBytesTests` and the tool's `KeyBytesToolTests`.
 package enum KeySpellings {
     /// `{"é": 1, "é": 2}`, the first name C3 A9, the second 65 CC 81.
     package static let bothSpellings: [UInt8] =
@@ -24,8 +24,8 @@ package enum KeySpellings {
 }
 
 /// `é` as one code point and as `e` and a combining accent (different bytes, equal Swift strings), and a store
-/// file with such a pair inside the value of `v`: shared by the in-process and the tool's
-/// `JSONValueNameCollisionTests`.
+/// file with such a pair inside the value of `v`: shared by the in-process
+/// `JSONValueNameCollisionTests` and the tool's `JSONValueNameCollisionToolTests`.
 package enum CollidingNames {
     /// `é` as one code point.
     package static let composed = "\u{E9}"
@@ -36,8 +36,8 @@ package enum CollidingNames {
 }
 
 /// `root/real/sub/`, `root/link -> real/sub`, and two files: `root/real/s.json` (the one `link/../s.json`
-/// names) and `root/s.json` (the one a textual `..` would name); for the library's and the tool's
-/// `PathResolutionTests`.
+/// names) and `root/s.json` (the one a textual `..` would name); for the library's `PathResolutionTests`
+/// and the tool's `PathResolutionToolTests`.
 package enum LinkedTree {
     /// Makes the tree in `root`.
     package static func make(in root: URL) throws {

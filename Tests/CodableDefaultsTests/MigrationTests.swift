@@ -136,6 +136,17 @@ import Testing
         #expect(try dir.contents() == ["settings.json"])
     }
 
+    /// A file that parses but has a bad schema version is a schema error, not an unreadable file to move.
+    @Test func parseableFileWithAStringSchemaVersionIsNotMovedAside() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        try write("{\n  \"$schemaVersion\": \"1\",\n  \"count\": 3\n}\n", to: url)
+        let options = Defaults.Options(unreadableFile: .moveAside, migrations: [.init(to: 1) { _ in }])
+        let error = #expect(throws: DefaultsError.self) { try openFresh(url, options: options) }
+        #expect(error?.code == .unsupportedSchemaVersion)
+        #expect(try dir.contents().filter { !$0.hasPrefix(".") } == ["settings.json"], "nothing moved")
+    }
+
     @Test func explicitRecoveryMovesTheBrokenFileAsideAndWritesTheCurrentState() throws {
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(dir.file())
@@ -156,6 +167,25 @@ import Testing
         #expect(notice.message.contains("kept its state"))
         #expect(try text(dir.file()) == "{\n  \"count\": 2,\n  \"volume\": 0.1\n}\n")
         #expect(try defaults.moveAsideUnreadableFile() == nil, "nothing to move now")
+    }
+
+    /// The error handler runs with no lock held, so a handler that flushes cannot deadlock.
+    @Test func errorHandlerThatFlushesDuringMoveAsideDoesNotDeadlock() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        let defaults = try openFresh(url)
+        defaults[.count] = 1
+        try defaults.flush()
+        try write("{ broken", to: url)
+        defaults.onError = { _ in
+            do { try defaults.flush() } catch {}
+        }
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            do { _ = try defaults.moveAsideUnreadableFile() } catch {}
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 5) == .success, "moveAsideUnreadableFile deadlocked")
     }
 
     // MARK: The schema version survives every save

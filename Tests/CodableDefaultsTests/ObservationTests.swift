@@ -360,6 +360,30 @@ import Testing
         #expect(try text(dir.file()) == "{\n  \"count\": 8,\n  \"volume\": 0.3\n}\n")
         _ = token
     }
+
+    /// observeAll on a store that knows no names yet hears of another store's write.
+    @Test func observeAllHearsTheFirstOutsideWrite() async throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        let a = try openFresh(url)
+        let seen = Lock()
+        nonisolated(unsafe) var names: [Set<String>] = []
+        let told = DispatchSemaphore(value: 0)
+        let token = a.observeAll { n in
+            seen.withLock { names.append(n) }
+            if n.contains("count") { told.signal() }
+        }
+        let b = try openFresh(url)
+        b[.count] = 5
+        try b.flush()
+        // Told by the reload, or (on the store's queue, maybe after the reload returns) by the watcher that
+        // read the file first: wait for the call rather than expect it to have happened already.
+        try a.reload()
+        #expect(a[.count] == 5)
+        #expect(told.wait(timeout: .now() + 30) == .success, "observeAll was not told about count")
+        #expect(seen.withLock { names } == [["count"]])
+        _ = token
+    }
 }
 
 final class TokenBox: @unchecked Sendable {

@@ -13,7 +13,7 @@ import Testing
 #endif
 
 /// Paths are resolved as the kernel resolves them: `link/../s.json`, with `link -> real/sub`, is
-/// `real/s.json` (as for `cat`), not `s.json`. The library and the command-line tool both.
+/// `real/s.json` (as for `cat`), not `s.json`. The library here; the command-line tool in `PathResolutionToolTests`.
 @Suite struct PathResolutionTests {
     /// `root/real/sub/`, `root/link -> real/sub`, and two files: `root/real/s.json` (the one `link/../s.json`
     /// names) and `root/s.json` (the one a textual `..` would name).

@@ -46,6 +46,12 @@ actor SettingsActor {
 /// Compiles only if `Persisted<T>` is `Sendable` for a `Sendable` `T`.
 func requireSendable<T: Sendable>(_: T.Type) {}
 
+/// Global settings: a `Sendable` settings value in a `static let` (property wrappers are not allowed at top
+/// level, and a wrapped `static var` would be global mutable state).
+enum App {
+    static let settings = PlayerSettings(store: Defaults.inMemory())
+}
+
 @Suite struct PersistedTests {
     @Test func readsWritesAndResetsThroughTheStore() {
         let store = Defaults.inMemory()
@@ -144,15 +150,7 @@ func requireSendable<T: Sendable>(_: T.Type) {}
         requireSendable(Persisted<Profile>.self)
         requireSendable(PlayerSettings.self)
     }
-}
 
-/// Global settings: a `Sendable` settings value in a `static let` (property wrappers are not allowed at top
-/// level, and a wrapped `static var` would be global mutable state).
-enum App {
-    static let settings = PlayerSettings(store: Defaults.inMemory())
-}
-
-@Suite struct LocalPersistedTests {
     @Test func globalSettingsInAStaticLet() {
         App.settings.launches += 1
         App.settings.launches += 1

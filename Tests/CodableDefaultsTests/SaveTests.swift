@@ -4,6 +4,10 @@ import Testing
 
 @testable import CodableDefaults
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// When and how changes reach the file, and what happens when writing fails.
 @Suite struct SaveTests {
     @Test func manualWritesOnlyOnFlush() throws {
@@ -163,6 +167,35 @@ import Testing
         try defaults.flush()
         #expect(defaults.store.writeCount == writes, "nothing left to write")
         _ = token
+    }
+
+    /// A value set while a save waits for the file lock: the save writes the older encoding, which must be
+    /// recorded as what the file holds, so a discard reverts memory to what the file really has.
+    @Test func discardAfterASetDuringASaveKeepsFileAndMemoryTogether() throws {
+        let dir = try TemporaryDirectory()
+        let url = dir.file()
+        let defaults = try openFresh(url)
+        try defaults.flush()
+        defaults[.count] = 1  // pending, new to the file
+        let lockPath = dir.path + "/.settings.json.lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)
+        #expect(flock(fd, LOCK_EX) == 0)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            do { try defaults.flush() } catch { Issue.record("\(error)") }
+            done.signal()
+        }
+        // The save has encoded 1 and waits for the lock.
+        #expect(waitForLockWaiter(defaults), "the save never waited for the lock")
+        defaults[.count] = 2
+        flock(fd, LOCK_UN); close(fd)
+        done.wait()
+        defaults.discardUnsavedChanges()
+        try defaults.flush()
+        let mem = defaults.hasStoredValue(.count)
+        let disk = try openFresh(url).hasStoredValue(.count)
+        let fileText = try text(url)
+        #expect(mem == disk, "memory: stored=\(mem) value=\(defaults[.count]); file: \(fileText)")
     }
 
     @Test func failedAutomaticSaveGoesToTheErrorHandler() async throws {

@@ -3,8 +3,8 @@ import Foundation
 import Testing
 
 /// The command-line tool refuses a ``JSONValue`` object with two member names that differ only in Unicode
-/// normalization, as the library does (the in-process tests of this suite are in the unit tests).
-@Suite struct JSONValueNameCollisionTests {
+/// normalization, as the library does (the in-process tests are the unit tests' `JSONValueNameCollisionTests`).
+@Suite struct JSONValueNameCollisionToolTests {
     /// `é` as one code point, and as `e` and a combining accent: different bytes, equal Swift strings.
     static let composed = CollidingNames.composed
     static let decomposed = CollidingNames.decomposed

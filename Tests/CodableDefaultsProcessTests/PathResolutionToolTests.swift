@@ -10,9 +10,9 @@ import Testing
     import Musl
 #endif
 
-/// Paths are resolved as the kernel resolves them, by the command-line tool too (the library's tests of this
-/// suite are in the unit tests).
-@Suite struct PathResolutionTests {
+/// Paths are resolved as the kernel resolves them, by the command-line tool too (the library's tests are the
+/// unit tests' `PathResolutionTests`).
+@Suite struct PathResolutionToolTests {
     /// `root/real/sub/`, `root/link -> real/sub`, and two files: `root/real/s.json` (the one `link/../s.json`
     /// names) and `root/s.json` (the one a textual `..` would name).
     private static func makeLinkedTree(in root: URL) throws { try LinkedTree.make(in: root) }

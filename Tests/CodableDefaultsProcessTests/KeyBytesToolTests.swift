@@ -2,9 +2,9 @@ import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
-/// Member names are bytes, through the command-line tool too: the test of ``KeyBytesTests`` that runs the
-/// built tool (the in-process ones are in the unit tests).
-@Suite struct KeyBytesTests {
+/// Member names are bytes, through the command-line tool too: the test that runs the built tool (the
+/// in-process ones are the unit tests' `KeyBytesTests`).
+@Suite struct KeyBytesToolTests {
     @Test func theCommandLineToolExportsBothSpellings() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file()
