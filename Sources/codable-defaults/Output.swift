@@ -120,13 +120,12 @@ enum Output {
 /// Receives the errors a store cannot throw (a stored value that does not decode, a change on disk that
 /// does not parse while watching): prints each and remembers that one happened.
 final class ErrorReporter: Sendable {
-    private let lock = NSLock()
-    /// `nonisolated(unsafe)`, the tool's one exception: read and written only inside `lock.withLock` (the
-    /// library's `Locked` box is internal to it, and `Mutex` needs newer Apple systems than the package's).
-    nonisolated(unsafe) private var storage = 0
+    /// How many errors were reported, behind the package's lock (`Mutex` needs newer Apple systems than the
+    /// package's).
+    private let reported = Locked(0)
 
     /// How many errors were reported.
-    var count: Int { lock.withLock { storage } }
+    var count: Int { reported.withLock { $0 } }
 
     /// Whether any error was reported.
     var hasReported: Bool { count > 0 }
@@ -134,7 +133,7 @@ final class ErrorReporter: Sendable {
     /// The handler to install as a store's `onError`.
     var handler: @Sendable (DefaultsError) -> Void {
         { error in
-            self.lock.withLock { self.storage += 1 }
+            self.reported.withLock { $0 += 1 }
             Output.printError("codable-defaults: \(error)\n")
         }
     }
