@@ -1,13 +1,8 @@
-import Foundation
-
-/// A command of the tool: the first argument.
-enum Command: String, CaseIterable, Sendable {
-    case read
-    case readType = "read-type"
-    case write, update, rename, delete, keys, check, watch, `import`, export, explain, help
-}
-
 /// Where the store of a command is: a path, a suite, an app's standard store, or a prefix in etcd.
+///
+/// The option group of every command that works on a store: FILE, or `--suite NAME [--app APP]`, or
+/// `--standard APP` (``options``), or, for the commands that declare them, `--etcd URLS --prefix P`
+/// (``etcdOptions``).
 enum StoreLocation: Sendable, Equatable {
     /// A store file given by its path.
     case path(String)
@@ -19,6 +14,14 @@ enum StoreLocation: Sendable, Equatable {
     /// The store kept in the etcd cluster at `endpoints`, under the keys that start with `prefix`, as `user` when
     /// the cluster has authentication.
     case etcd(endpoints: [String], prefix: String, user: EtcdUser?)
+
+    /// The options that say which store a command works on, instead of FILE.
+    static let options = [
+        OptionDeclaration(name: "suite", valueName: "NAME", summary: "Use the suite NAME instead of FILE."),
+        OptionDeclaration(
+            name: "standard", valueName: "APP", summary: "Use the standard store of the app APP instead of FILE."),
+        OptionDeclaration(name: "app", valueName: "APP", summary: "With --suite: the suite of the app APP."),
+    ]
 
     /// How the location is written on a command line, quoted for a POSIX shell.
     var commandLineSpelling: String {
@@ -35,65 +38,74 @@ enum StoreLocation: Sendable, Equatable {
                 + " --etcd-user \(shellQuoted(user.name)) --etcd-password-file \(shellQuoted(user.passwordFile))"
         }
     }
-}
 
-/// The etcd user a command authenticates as: `--etcd-user NAME --etcd-password-file FILE`. The password is read
-/// from the file when the store opens; it is never taken on the command line (where other users see it) and never
-/// printed.
-struct EtcdUser: Sendable, Equatable {
-    /// The user's name.
-    let name: String
-    /// The path of the file that holds the password.
-    let passwordFile: String
-}
+    /// Whether an option (`--suite`, `--standard` or `--etcd`) names the store, so that no FILE is given.
+    static func isNamedByOption(in arguments: ScannedArguments) -> Bool {
+        ["suite", "standard", "etcd"].contains { arguments.value($0) != nil }
+    }
 
-/// One fully parsed and checked invocation of the tool.
-enum Request: Sendable, Equatable {
-    /// `read FILE [KEY]`.
-    case read(StoreLocation, key: String?, layers: LayerOptions)
-    /// `read-type FILE KEY`.
-    case readType(StoreLocation, key: String, layers: LayerOptions)
-    /// `write FILE KEY VALUE [--string]` or `write FILE KEY -TYPE VALUE...`.
-    case write(StoreLocation, key: String, value: WriteValue, layers: LayerOptions)
-    /// `update FILE KEY --add N`.
-    case update(StoreLocation, key: String, add: String)
-    /// `rename FILE OLD NEW`.
-    case rename(StoreLocation, from: String, to: String)
-    /// `delete FILE KEY... [--force]` or `delete FILE --all`.
-    case delete(StoreLocation, keys: [String], all: Bool, force: Bool)
-    /// `keys FILE`.
-    case keys(StoreLocation, layers: LayerOptions)
-    /// `check FILE`.
-    case check(StoreLocation)
-    /// `watch FILE [KEY...] [--initial]`.
-    case watch(StoreLocation, keys: [String], initial: Bool)
-    /// `import FILE SOURCE`.
-    case importMembers(StoreLocation, source: String)
-    /// `export FILE [DEST]`.
-    case export(StoreLocation, destination: String?, layers: LayerOptions)
-    /// `explain FILE KEY`.
-    case explain(StoreLocation, key: String, layers: LayerOptions)
-    /// `--help`, `help [COMMAND]` or `COMMAND --help`.
-    case help(Command?)
-    /// `--version`.
-    case version
+    /// The store the command line names: `--etcd`, `--suite`, `--standard`, or FILE, the first positional
+    /// argument (which this takes).
+    ///
+    /// - Throws: A usage error: both FILE and an option, two options that exclude each other, an option that
+    ///   needs another, no store at all, an empty FILE.
+    init(parsing arguments: inout ScannedArguments) throws(ToolError) {
+        let suite = arguments.value("suite")
+        let standard = arguments.value("standard")
+        let application = arguments.value("app")
+        if let etcd = try Self.etcd(parsing: arguments) {
+            self = etcd
+            return
+        }
+        if suite != nil && standard != nil {
+            throw .usage("give either --suite or --standard, not both")
+        }
+        if application != nil && suite == nil {
+            throw .usage("--app names the app whose suite --suite opens; it needs --suite")
+        }
+        if let option = suite.map({ "--suite \(shellQuoted($0))" }) ?? standard.map({ "--standard \(shellQuoted($0))" })
+        {
+            try Self.refuseFile(arguments, option: option)
+            if let suite {
+                self = .suite(suite, application: application)
+                return
+            }
+            if let standard {
+                self = .standard(application: standard)
+                return
+            }
+        }
+        let path = try arguments.take("FILE (or --suite NAME, or --standard APP)")
+        if path.isEmpty { throw .usage("FILE is empty") }
+        self = .path(path)
+    }
 
-    /// The command the request runs, for the usage hint of an error found after parsing.
-    var command: Command? {
-        switch self {
-        case .read: return .read
-        case .readType: return .readType
-        case .write: return .write
-        case .update: return .update
-        case .rename: return .rename
-        case .delete: return .delete
-        case .keys: return .keys
-        case .check: return .check
-        case .watch: return .watch
-        case .importMembers: return .import
-        case .export: return .export
-        case .explain: return .explain
-        case .help, .version: return nil
+    /// Refuses a FILE given together with `--suite`, `--standard` or `--etcd` (`option`, as written): more
+    /// positionals than the command declares, or a first positional that would be a KEY but names a path (it
+    /// holds a `/` or ends with `.json`) and came before `--`. Read as a KEY, such a FILE would read or change
+    /// another key.
+    static func refuseFile(_ arguments: ScannedArguments, option: String) throws(ToolError) {
+        guard let first = arguments.positionals.first else { return }
+        let declared = arguments.configuration.arguments.filter { $0.kind != .store }
+        let takesKey = declared.first?.kind == .key
+        let beforeDashes = arguments.positionalsBeforeDashes.map { $0 > 0 } ?? true
+        let looksLikePath = first.contains("/") || first.hasSuffix(".json")
+        let tooMany: Bool
+        if let typeFlag = arguments.typeFlag {
+            // The type flag and its values stand for the last argument: the others come before the flag.
+            tooMany = typeFlag.position > (declared.firstIndex { $0.arity == .typedValues } ?? declared.count)
+        } else {
+            var most: Int? = 0
+            for argument in declared { most = most.flatMap { sum in argument.most.map { sum + $0 } } }
+            tooMany = arguments.positionals.count > (most ?? Int.max)
+        }
+        if tooMany || (takesKey && beforeDashes && looksLikePath) {
+            var message = "\(shellQuoted(first)) is given as FILE together with \(option): "
+            message += "give either FILE or \(option), not both"
+            if !tooMany {
+                message += " (a KEY that looks like a path goes after --)"
+            }
+            throw .usage(message)
         }
     }
 }
