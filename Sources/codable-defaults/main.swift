@@ -1,6 +1,5 @@
-// codable-defaults: reads, writes, checks and watches CodableDefaults store files. See `Help.general`.
+// codable-defaults: reads, writes, checks and watches CodableDefaults store files. See `HelpText.general`.
 
 let tool = Tool()
 let input = CommandLineInput.current()
-let status = tool.run(input.arguments, notUTF8: input.notUTF8)
-tool.exit(with: status)
+tool.exit(with: tool.run(input.arguments, notUTF8: input.notUTF8))

@@ -24,10 +24,9 @@ enum KeyText {
 
     /// Refuses a KEY argument longer than the library's limit: no stored key can be that long, and a store
     /// refuses to set it.
-    static func checkLength(_ key: String, command: Command) throws(ToolError) {
+    static func checkLength(_ key: String) throws(ToolError) {
         let limit = Defaults.Options.default.maximumKeyLength
         guard key.utf8.count > limit else { return }
-        throw .usage(
-            "KEY \(message(key)) is over the limit of \(limit) bytes", command: command)
+        throw .usage("KEY \(message(key)) is over the limit of \(limit) bytes")
     }
 }

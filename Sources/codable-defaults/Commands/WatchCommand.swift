@@ -10,8 +10,46 @@ import Foundation
     import Musl
 #endif
 
-/// `watch FILE [KEY...]`: prints a line per change of the store until SIGINT or SIGTERM.
-enum Watch {
+/// `watch FILE [KEY...] [--initial]`: prints a line per change of the store until SIGINT or SIGTERM.
+struct WatchCommand: ToolCommand {
+    static let configuration = CommandConfiguration(
+        name: "watch",
+        abstract: "Print a line per change of the store, by any process, until interrupted.",
+        arguments: [.store, .key("KEY", .zeroOrMore)],
+        options: StoreLocation.options + StoreLocation.etcdOptions + [
+            OptionDeclaration(
+                name: "initial", valueName: nil, summary: "First print a line per key with its current value.")
+        ],
+        discussion: [
+            "Each line is the key, a tab, and the new value as compact JSON, or (deleted) when the key has no "
+                + "stored value. With KEYs, only those keys are shown. Lines are written as they happen "
+                + "(usable in pipes). Stops and exits with 0 on SIGINT (Ctrl-C) or SIGTERM.",
+            "A key that is empty, starts with a double quote, or holds a control character (a tab, a line "
+                + "break...) or U+2028/U+2029 is printed as a JSON string, as 'keys' prints it, so each line "
+                + "is one key, one tab and one value.",
+        ],
+        examples: [
+            "codable-defaults watch settings.json", "codable-defaults watch settings.json volume --initial",
+        ])
+
+    /// The store to watch.
+    let location: StoreLocation
+    /// The keys to show; all keys when empty.
+    let keys: [String]
+    /// `--initial`: print each key's current value first.
+    let initial: Bool
+
+    init(parsing arguments: inout ScannedArguments) throws(ToolError) {
+        location = try StoreLocation(parsing: &arguments)
+        keys = arguments.takeAll()
+        initial = arguments.flag("initial")
+    }
+
+    func run(in tool: Tool) throws(ToolError) {
+        let defaults = try tool.open(location)
+        Self.watch(defaults, keys: keys, initial: initial)
+    }
+
     /// Watches `defaults` and never returns: the process exits with 0 on SIGINT or SIGTERM, or with 1 when
     /// the output cannot be written.
     ///
@@ -24,7 +62,7 @@ enum Watch {
     ///   - defaults: The store to watch.
     ///   - keys: The keys to show; all keys when empty.
     ///   - initial: Whether to print each key's current value first.
-    static func run(_ defaults: Defaults, keys: [String], initial: Bool) -> Never {
+    static func watch(_ defaults: Defaults, keys: [String], initial: Bool) -> Never {
         let filter = keys.isEmpty ? nil : Set(keys)
         let printer = LinePrinter()
         let token = defaults.observeAll { names in

@@ -10,51 +10,11 @@ enum SecretHandling: Sendable {
     case refused
 }
 
-/// The commands as they read layers: `explain`, `read` with layers, the effective values, and the note of a
-/// `write` whose key an override shadows.
+/// The stores as the commands read them with layers: every layer's value, the effective values, and the note
+/// of a `write` whose key an override shadows.
 extension Tool {
     /// What `explain` prints for a secret value, and `read` (whole store) in its place.
     static let secretPlaceholder = "<secret>"
-
-    /// `explain FILE KEY`: a line per domain or layer that has a value for KEY, in lookup order, the one reads
-    /// give marked with `*`; `* default<TAB>(none)` and exit status 3 when none has one.
-    func explain(_ location: StoreLocation, key: String, layers: LayerOptions) throws(ToolError) {
-        try KeyText.checkLength(key, command: .explain)
-        let defaults = try open(location, layers: layers)
-        let values = try layeredValues(defaults, key: key)
-        var text = ""
-        for value in values {
-            let shown =
-                value.isSecret && !layers.showSecrets ? Self.secretPlaceholder : JSONText.compact(value.value)
-            text += (value.isEffective ? "* " : "  ") + Self.sourceText(value.source) + "\t" + shown + "\n"
-        }
-        if values.isEmpty { text = "* default\t(none)\n" }
-        try Output.print(text)
-        if values.isEmpty {
-            throw ToolError(
-                .keyNotFound,
-                "\(path(of: defaults)): key \(KeyText.message(key)): no value stored or in a layer; a program "
-                    + "reads its key's default")
-        }
-    }
-
-    /// `read FILE [KEY]` with layers: the effective value of KEY, or every listed key's effective value.
-    func readLayered(_ location: StoreLocation, key: String?, layers: LayerOptions) throws(ToolError) {
-        let defaults = try open(location, layers: layers)
-        if let key {
-            let value = try effectiveValue(defaults, key: key, secrets: layers.showSecrets ? .shown : .refused)
-            try Output.print(JSONText.compact(value) + "\n")
-            return
-        }
-        let (members, masked) = try effectiveMembers(defaults, secrets: layers.showSecrets ? .shown : .masked)
-        try Output.print(JSONText.pretty(members: members) + "\n")
-        if !masked.isEmpty {
-            let names = masked.map(KeyText.message).joined(separator: ", ")
-            Output.printError(
-                "codable-defaults: note: secret values are shown as \"\(Self.secretPlaceholder)\" (\(names)); "
-                    + "give --show-secrets to print them\n")
-        }
-    }
 
     /// Every domain's and layer's value of `key`, in lookup order.
     func layeredValues(_ defaults: Defaults, key: String) throws(ToolError) -> [Defaults.LayeredValue] {

@@ -25,6 +25,9 @@ enum TypeFlag: String, CaseIterable, Sendable {
     /// The flag as written on a command line.
     var spelling: String { "-" + rawValue }
 
+    /// The `write` command line the flag belongs on, for messages: `write FILE KEY -int VALUE`.
+    var usage: String { "write FILE KEY \(spelling) \(valueSynopsis)" }
+
     /// The values the flag takes, for messages.
     var valueSynopsis: String {
         switch self {
@@ -33,16 +36,6 @@ enum TypeFlag: String, CaseIterable, Sendable {
         default: return "VALUE"
         }
     }
-}
-
-/// What `write` stores: JSON text, a string (`--string`), or values given with a type flag.
-enum WriteValue: Sendable, Equatable {
-    /// `write FILE KEY VALUE`: VALUE is JSON text.
-    case json(String)
-    /// `write FILE KEY VALUE --string`.
-    case string(String)
-    /// `write FILE KEY -TYPE VALUE...`.
-    case typed(TypeFlag, [String])
 }
 
 /// A value `write` stores, converted from the arguments of a type flag.
@@ -64,16 +57,16 @@ enum TypedValue: Sendable {
     init(_ flag: TypeFlag, _ values: [String]) throws(ToolError) {
         func one() throws(ToolError) -> String {
             guard let value = values.first else {
-                throw .usage("missing VALUE after \(flag.spelling)", command: .write)
+                throw .usage("missing VALUE after \(flag.spelling)")
             }
             if values.count > 1 {
                 throw .usage(
-                    "\(flag.spelling) takes one VALUE; unexpected argument '\(values[1])'", command: .write)
+                    "\(flag.spelling) takes one VALUE; unexpected argument '\(values[1])'")
             }
             return value
         }
         func refuse(_ value: String, _ expected: String) -> ToolError {
-            .usage("\(flag.spelling) \(shellQuoted(value)): \(expected)", command: .write)
+            .usage("\(flag.spelling) \(shellQuoted(value)): \(expected)")
         }
         switch flag {
         case .int:
@@ -118,8 +111,7 @@ enum TypedValue: Sendable {
         case .dict, .dictAdd:
             guard values.count % 2 == 0 else {
                 throw .usage(
-                    "\(flag.spelling) takes pairs of KEY VALUE; '\(values.last ?? "")' has no value",
-                    command: .write)
+                    "\(flag.spelling) takes pairs of KEY VALUE; '\(values.last ?? "")' has no value")
             }
             let pairs = stride(from: 0, to: values.count, by: 2).map { (values[$0], JSONValue.string(values[$0 + 1])) }
             if flag == .dict {

@@ -1,6 +1,6 @@
 import Foundation
 
-extension ArgumentParser {
+extension ArgumentScanner {
     /// A " (did you mean 'x'?)" hint naming the candidate nearest to `word`, or `""` when none is close.
     static func suggestion(for word: String, among candidates: [String]) -> String {
         var best: (candidate: String, distance: Int)?

@@ -30,42 +30,42 @@ struct LayerOptions: Sendable, Equatable {
     var isEmpty: Bool { overrides.isEmpty && fallbacks.isEmpty }
 
     /// The options, as each command that reads layers lists them in its help.
-    static let specs = [
-        OptionSpec(
+    static let options = [
+        OptionDeclaration(
             name: "env-prefix", valueName: "PREFIX", repeatable: true,
             summary: "Override with the environment (KEY server.port: PREFIXSERVER_PORT)."),
-        OptionSpec(
+        OptionDeclaration(
             name: "override", valueName: "FILE", repeatable: true, summary: "Override with the JSON object in FILE."),
-        OptionSpec(
+        OptionDeclaration(
             name: "fallback", valueName: "FILE", repeatable: true,
             summary: "Fall back to the JSON object in FILE when nothing is stored."),
-        OptionSpec(
+        OptionDeclaration(
             name: "fallback-dir", valueName: "DIR", repeatable: true,
             summary: "Fall back to DIR's files: one per key, its contents the value."),
-        OptionSpec(
+        OptionDeclaration(
             name: "secret-dir", valueName: "DIR", repeatable: true,
             summary: "As --fallback-dir, its values secret (not printed)."),
-        OptionSpec(
+        OptionDeclaration(
             name: "secret-env-prefix", valueName: "PREFIX", repeatable: true,
             summary: "As --env-prefix, its values secret (not printed)."),
-        OptionSpec(
+        OptionDeclaration(
             name: "secret-override", valueName: "FILE", repeatable: true,
             summary: "As --override, its values secret (not printed)."),
-        OptionSpec(
+        OptionDeclaration(
             name: "secret-fallback", valueName: "FILE", repeatable: true,
             summary: "As --fallback, its values secret (not printed)."),
-        OptionSpec(name: "show-secrets", valueName: nil, summary: "Print secret values."),
+        OptionDeclaration(name: "show-secrets", valueName: nil, summary: "Print secret values."),
     ]
 
-    /// The layers of the layer options in `options` (name and value, in the order given), and `--show-secrets`.
+    /// The layers of the layer options the command line gives, in the order given, and `--show-secrets`.
     ///
     /// - Throws: A usage error for an empty PREFIX, FILE or DIR.
-    init(_ options: [(name: String, value: String)], showSecrets: Bool, command: Command) throws(ToolError) {
-        self.showSecrets = showSecrets
-        for (name, value) in options {
+    init(parsing arguments: ScannedArguments) throws(ToolError) {
+        showSecrets = arguments.flag("show-secrets")
+        for (name, value) in arguments.repeated {
             if value.isEmpty {
-                let valueName = Self.specs.first { $0.name == name }?.valueName ?? "value"
-                throw .usage("--\(name) \(valueName) is empty", command: command)
+                let valueName = Self.options.first { $0.name == name }?.valueName ?? "value"
+                throw .usage("--\(name) \(valueName) is empty")
             }
             switch name {
             case "env-prefix": overrides.append(.environment(prefix: value, secret: false))
@@ -80,6 +80,18 @@ struct LayerOptions: Sendable, Equatable {
             }
         }
     }
+
+    /// The paragraph on layer options, in the help of each command that takes them.
+    static let helpParagraph =
+        "Layer options read values around the store, as a program opening it with layers does (they are never "
+        + "written, created or locked): overrides win over the stored value (--env-prefix, --secret-env-prefix, "
+        + "--override, --secret-override), fallbacks are read when nothing is stored (--fallback, "
+        + "--secret-fallback, --fallback-dir, --secret-dir). "
+        + "Each may be given more than once; overrides are read in the order given, then the stored value, then "
+        + "the fallbacks in the order given. A variable is named PREFIX and KEY with letters uppercased and "
+        + "other characters made '_'. A value from the environment or a directory's file is JSON when it parses, "
+        + "else a string. A fallback or override file that is not a JSON object exits with 4, naming its "
+        + "path:line:column; a missing one is empty."
 
     /// No layers.
     init() {}

@@ -1,0 +1,75 @@
+import CodableDefaults
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// `export FILE [DEST]`: the stored members or, with layers, the effective ones, in the store file's format.
+struct ExportCommand: ToolCommand {
+    static let configuration = CommandConfiguration(
+        name: "export",
+        abstract: "Write the store's JSON to DEST, or to standard output (no DEST, or -).",
+        arguments: [.store, .value("DEST", .optional)],
+        options: StoreLocation.options + LayerOptions.options,
+        discussion: [
+            "Writes the store file's format: one member per line, sorted by key, each value compact. DEST is "
+                + "replaced atomically (created with mode 0600). DEST cannot be the store file itself, however "
+                + "it is spelled (a link, a hard link, a linked directory such as here/s.json with here -> .): "
+                + "files are compared by device and inode, and such a DEST is a usage error naming both paths.",
+            "With layer options (see 'help explain'), the effective values of every key of the store and of "
+                + "the layers' files and directories: what a program with these layers reads. A secret value "
+                + "is exported only with --show-secrets; without, the export exits with 1, naming the key, and "
+                + "writes nothing.",
+        ],
+        examples: [
+            "codable-defaults export settings.json backup.json", "codable-defaults export --suite prefs",
+        ])
+
+    /// The store to export.
+    let location: StoreLocation
+    /// The layers read around the store.
+    let layers: LayerOptions
+    /// The file to write, or `nil` for standard output.
+    let destination: String?
+
+    init(parsing arguments: inout ScannedArguments) throws(ToolError) {
+        location = try StoreLocation(parsing: &arguments)
+        layers = try LayerOptions(parsing: arguments)
+        let destination = arguments.takeOptional()
+        if destination?.isEmpty == true { throw .usage("DEST is empty") }
+        // As in defaults(1), `-` is standard output (`./-` names a file called `-`).
+        self.destination = destination == "-" ? nil : destination
+    }
+
+    func run(in tool: Tool) throws(ToolError) {
+        let defaults = try tool.open(location, layers: layers)
+        let members =
+            layers.isEmpty
+            ? try tool.storedMembers(defaults)
+            : try tool.effectiveMembers(defaults, secrets: layers.showSecrets ? .shown : .refused).members
+        let text = JSONText.storeFile(members)
+        guard let destination else {
+            try Output.print(text)
+            return
+        }
+        // A symbolic link is written through (the link stays a link); anything but a regular file is
+        // refused rather than replaced (`export FILE /dev/stdout` would otherwise replace the device link).
+        // The same file is told by its device and inode (or, for a file not yet made, its directory's and its
+        // name), not by the path's text: `here/s.json` with `here -> .` is the store file too.
+        let resolved = FileWriter.followingLinks(KernelPath.absolute(destination))
+        if PathIdentity(path: resolved) == PathIdentity(path: tool.path(of: defaults)) {
+            throw .usage(
+                "DEST \(destination) is the store file \(tool.path(of: defaults)) itself: export to another file")
+        }
+        var info = stat()
+        if stat(resolved, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
+            throw .usage(
+                "DEST \(destination) is not a regular file; give a file path, or no DEST to write to standard output")
+        }
+        try FileWriter.replace(resolved, with: text)
+    }
+}

@@ -1,0 +1,62 @@
+import CodableDefaults
+import Foundation
+
+/// `import FILE SOURCE`: merges the members of a JSON object into the store.
+///
+/// SOURCE is read by the library itself, opened as a store that is never changed: so it is held to the store
+/// file's strict JSON rules, and its errors carry line and column.
+struct ImportCommand: ToolCommand {
+    static let configuration = CommandConfiguration(
+        name: "import",
+        abstract: "Merge the members of the JSON object in SOURCE into the store.",
+        arguments: [.store, .value("SOURCE")],
+        options: StoreLocation.options,
+        discussion: [
+            "SOURCE must hold a JSON object (strict JSON, like a store file). Each member is stored under its "
+                + "key, replacing the key's value; other keys are kept. One write for the whole import. A SOURCE "
+                + "that is the store file itself (by any path: a link, a hard link, a linked directory) is a "
+                + "usage error."
+        ],
+        examples: [
+            "codable-defaults import settings.json backup.json"
+        ])
+
+    /// The store to change.
+    let location: StoreLocation
+    /// The path of the JSON file to import.
+    let source: String
+
+    init(parsing arguments: inout ScannedArguments) throws(ToolError) {
+        location = try StoreLocation(parsing: &arguments)
+        source = try arguments.take("SOURCE")
+        if source.isEmpty { throw .usage("SOURCE is empty") }
+    }
+
+    func run(in tool: Tool) throws(ToolError) {
+        let defaults = try tool.open(location)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
+            throw ToolError(.badFile, "\(source): no such file")
+        }
+        if PathIdentity(path: KernelPath.absolute(source)) == PathIdentity(path: tool.path(of: defaults)) {
+            throw .usage(
+                "SOURCE \(source) is the store file \(tool.path(of: defaults)) itself: there is nothing to import")
+        }
+        let sourceStore: Defaults
+        do {
+            sourceStore = try Defaults(url: URL(fileURLWithPath: KernelPath.absolute(source)), saveMode: .manual)
+        } catch {
+            throw ToolError(opening: error)
+        }
+        tool.keep(sourceStore)
+        for (key, value) in try tool.storedMembers(sourceStore) {
+            if key == Defaults.schemaVersionKey {
+                // The store's own schema version stays; the source's is not a setting to copy.
+                Output.printError("codable-defaults: \(source): skipped \(key), the source's schema version\n")
+                continue
+            }
+            defaults.set(value, forKey: key)
+        }
+        try tool.save(defaults)
+    }
+}

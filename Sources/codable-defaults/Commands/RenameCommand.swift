@@ -1,0 +1,51 @@
+import CodableDefaults
+
+/// `rename FILE OLD NEW`: one atomic update, so one locked write removes OLD and sets NEW (replacing its value),
+/// as `defaults(1)` renames.
+struct RenameCommand: ToolCommand {
+    static let configuration = CommandConfiguration(
+        name: "rename",
+        abstract: "Move the value of OLD to NEW, in one write.",
+        arguments: [.store, .key("OLD"), .key("NEW")],
+        options: StoreLocation.options,
+        discussion: [
+            "One atomic update removes OLD and stores its value under NEW: under the file's lock, OLD is read "
+                + "(with what other processes saved) and the result is written durably before the lock is "
+                + "released. A NEW that has a value is overwritten, as defaults(1) does. An OLD with no stored "
+                + "value exits with 3 and changes nothing; OLD and NEW the same key changes nothing."
+        ],
+        examples: [
+            "codable-defaults rename settings.json volume soundVolume"
+        ])
+
+    /// The store to change.
+    let location: StoreLocation
+    /// The key whose value moves.
+    let old: String
+    /// The key it moves to.
+    let new: String
+
+    init(parsing arguments: inout ScannedArguments) throws(ToolError) {
+        location = try StoreLocation(parsing: &arguments)
+        old = try arguments.take("OLD")
+        new = try arguments.take("NEW")
+    }
+
+    func run(in tool: Tool) throws(ToolError) {
+        for key in [old, new] {
+            try tool.refuseReserved(key)
+            try KeyText.checkLength(key)
+        }
+        let defaults = try tool.open(location)
+        // Keys are compared byte for byte, as the store compares them.
+        let keys = old.utf8.elementsEqual(new.utf8) ? [old] : [old, new]
+        try tool.update(defaults, keys: keys) { (values) throws(ToolError) in
+            guard let value = values[0] else {
+                throw ToolError(
+                    .keyNotFound,
+                    "\(tool.path(of: defaults)): key \(KeyText.message(old)): no value stored; nothing was renamed")
+            }
+            if keys.count == 2 { values = [nil, value] }
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import CodableDefaults
+
+/// The texts of `--help` and `help COMMAND`, made from the commands' declarations.
+enum HelpText {
+    /// The exit statuses, as the help lists them.
+    static let exitStatuses = """
+        EXIT STATUS:
+          0  success
+          1  failure: writing the store, the export or the output failed; -array-add, -dict-add or update
+             found a value of another type, or update's sum overflows; a secret value to print or export
+             without --show-secrets
+          2  usage error (unknown command or option, missing or extra argument, VALUE not JSON)
+          3  key not found (read KEY, read-type KEY, explain KEY, rename OLD, delete KEY without --force)
+          4  bad or unreadable file: invalid JSON (with line:column), unreadable, not a regular file, too
+             large (the store file or a layer's); a missing file for check and a missing SOURCE for import;
+             an etcd store that cannot be read (no endpoint answers, the user refused) or a key's text there
+             not JSON (read KEY, the whole store's read, -array-add and -dict-add, update)
+          5  written, but not confirmed durable (write, update, rename, delete, import): the file holds the
+             change, but flushing its directory failed, so it may not survive a power loss (a warning is
+             printed)
+        """
+
+    /// How the tool differs from macOS `defaults(1)`, as the general help lists it.
+    static let differences = """
+        DIFFERENCES FROM defaults(1):
+          - A store is a JSON FILE (or --suite/--standard), not a domain; values are JSON, not property lists.
+          - read prints JSON (the whole store pretty, one value compact), not the old plist text format.
+          - write takes JSON text by default (write f.json n 5 stores a number, write f.json s hi is a usage
+            error: use --string or -string); the type flags -int -float -bool -string -date -data -array
+            -array-add -dict -dict-add work as in defaults(1), see 'help write'. -date takes ISO 8601 only;
+            dates and data are stored as numbers and Base64 strings, so read-type calls them integer or float, and string.
+          - delete needs KEY... or --all: it never deletes a whole store by its name alone; --force ignores
+            missing keys.
+          - rename overwrites NEW, as defaults(1) does; like -array-add and -dict-add, it is one atomic
+            update under the file's lock.
+          - import and export take JSON files, not plists; export FILE - writes to standard output, as
+            without DEST, but import reads a file only (no - for standard input).
+          - Not here: domains, find, read -app / -host / -currentHost (a store is one file).
+          - Added: keys, check, watch, update (an atomic --add); exit statuses tell the failure apart (below).
+        """
+
+    /// The help of the tool.
+    static var general: String {
+        let commands = Commands.all.map { $0.configuration }.map { command in
+            "  " + "\(command.name) \(command.synopsis)".padded(to: 23) + command.abstract
+        }
+        return """
+            codable-defaults \(Tool.version): read, write, check and watch CodableDefaults store files.
+
+            USAGE: codable-defaults COMMAND FILE [ARGUMENTS] [OPTIONS]
+
+            COMMANDS:
+            \(commands.joined(separator: "\n"))
+
+            FILE is the path of a store file (a missing file is an empty store), or one of:
+              --suite NAME       the suite NAME, as Defaults(suiteName:) opens it: NAME.json in the directory
+                                 below (with --app APP, in the directory of the app APP)
+              --standard APP     the standard store of the app APP: defaults.json in its directory
+              --etcd URLS --prefix P
+                                 (read, write, keys, watch) the store kept in the etcd cluster at URLS
+                                 (comma-separated http(s)://host:port), in the etcd keys P + KEY; with
+                                 --etcd-user NAME --etcd-password-file FILE, as the etcd user NAME
+            An app's directory is $\(Defaults.directoryEnvironmentVariable) when set, else
+            $XDG_CONFIG_HOME/APP, else ~/.config/APP (this tool's own APP is codable-defaults); on macOS,
+            ~/Library/Containers/APP/Data/Library/Application Support/APP when the sandbox container of
+            the app APP (its bundle identifier) exists, else ~/Library/Application Support/APP.
+            Paths are resolved as the kernel resolves them: with link -> real/sub, link/../s.json is
+            real/s.json. FILE, KEY, VALUE and every other argument must be valid UTF-8: an argument that is
+            not is a usage error (exit 2), never used with its bytes replaced.
+
+            LAYERS: read, read-type, keys, export, write and explain take read-only layers around the store, as
+            a program does: --env-prefix PREFIX, --override FILE and their --secret- forms win over the stored
+            value; --fallback FILE, --fallback-dir DIR, --secret-fallback FILE and --secret-dir DIR are read
+            when nothing is stored. Secret values are printed only with --show-secrets. See
+            'codable-defaults help explain'.
+
+            OPTIONS:
+              -h, --help         Show help; also 'codable-defaults help COMMAND' and 'COMMAND --help'.
+              --version          Print the version.
+            Options may come before or after arguments; '--' ends the options. FILE and --suite (or
+            --standard) are one or the other: both is a usage error; with --suite, put a KEY that looks like a
+            path (it holds a '/' or ends with .json) after '--'.
+
+            \(differences)
+
+            \(exitStatuses)
+            """
+    }
+
+    /// The help of one command.
+    static func text(for command: CommandConfiguration) -> String {
+        var text = "\(command.abstract)\n\nUSAGE: \(command.usage)\n"
+        if !command.discussion.isEmpty {
+            text += "\n" + command.discussion.map(wrapped).joined(separator: "\n\n") + "\n"
+        }
+        text += "\nOPTIONS:\n"
+        let lefts = command.options.map(\.synopsis)
+        // Summaries line up after the longest option (as wide as 19 columns at least).
+        let width = max(19, (lefts.map(\.count).max() ?? 0) + 2)
+        for (left, option) in zip(lefts, command.options) {
+            text += "  " + left.padded(to: width) + option.summary + "\n"
+        }
+        text += "  " + "-h, --help".padded(to: width) + "Show this help.\n"
+        if !command.examples.isEmpty {
+            text += "\nEXAMPLES:\n" + command.examples.map { "  \($0)\n" }.joined()
+        }
+        if !command.isAboutTheTool { text += "\n" + exitStatuses + "\n" }
+        return text
+    }
+
+    /// `paragraph` broken into lines of at most 100 characters, unless it starts with two spaces.
+    private static func wrapped(_ paragraph: String) -> String {
+        // An indented paragraph is laid out already (a table of flags).
+        if paragraph.hasPrefix("  ") { return paragraph }
+        var lines: [String] = []
+        var line = ""
+        for word in paragraph.split(separator: " ") {
+            if !line.isEmpty && line.count + 1 + word.count > 100 {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension String {
+    /// The string padded with spaces to `length` characters, plus one space when it is already as long.
+    func padded(to length: Int) -> String {
+        count < length ? self + String(repeating: " ", count: length - count) : self + " "
+    }
+}

@@ -1,0 +1,121 @@
+import CodableDefaults
+import Foundation
+
+/// The stores of a run: opened for the run, saved explicitly, read as JSON values.
+extension Tool {
+    /// Opens the store at `location` for this run, with the `.manual` save mode and the layers of `layers`.
+    ///
+    /// The layers are read-only: the library reads their files and directories, and never writes or locks them.
+    func open(_ location: StoreLocation, layers: LayerOptions = LayerOptions()) throws(ToolError) -> Defaults {
+        let defaults: Defaults
+        do {
+            switch location {
+            case .path(let path):
+                defaults = try Defaults(url: URL(fileURLWithPath: KernelPath.absolute(path)), saveMode: .manual)
+            case .suite(let name, application: nil):
+                defaults = try Defaults(suiteName: name, saveMode: .manual)
+            case .suite(let name, let application?):
+                defaults = try Defaults(
+                    url: Defaults.suiteURL(named: name, application: application), saveMode: .manual)
+            case .standard(let application):
+                // An app's standard store is `defaults.json` in its directory: the suite named "defaults".
+                defaults = try Defaults(
+                    url: Defaults.suiteURL(named: "defaults", application: application), saveMode: .manual)
+            case .etcd(let endpoints, let prefix, let user):
+                defaults = try openEtcd(endpoints, prefix: prefix, user: user)
+            }
+        } catch {
+            throw ToolError(opening: error)
+        }
+        keep(defaults)
+        guard !layers.isEmpty else { return defaults }
+        do {
+            try defaults.setLayers(
+                overrides: LayerOptions.libraryLayers(layers.overrides),
+                fallbacks: LayerOptions.libraryLayers(layers.fallbacks))
+        } catch {
+            throw ToolError(opening: error)
+        }
+        return defaults
+    }
+
+    /// Keeps a store open until the process exits, and routes its unthrowable errors to the reporter.
+    func keep(_ defaults: Defaults) {
+        defaults.onError = reporter.handler
+        openStores.append(defaults)
+    }
+
+    /// Writes the store's changes durably.
+    func save(_ defaults: Defaults) throws(ToolError) {
+        do {
+            try defaults.flush()
+        } catch  where error.code == .notDurable {
+            // Written, only its directory's flush failed: the file holds the change, nothing is pending.
+            throw ToolError(error)
+        } catch {
+            // A failed command leaves the file as it was: nothing may write these changes later (at exit).
+            defaults.discardUnsavedChanges()
+            throw ToolError(error)
+        }
+    }
+
+    /// The store file's path, for messages.
+    func path(of defaults: Defaults) -> String {
+        if let url = defaults.url { return url.path }
+        if case .etcd(let endpoints, let prefix, _) = etcdLocations[ObjectIdentifier(defaults)] {
+            return "etcd \(endpoints.joined(separator: ",")) \(prefix)"
+        }
+        return "(in memory)"
+    }
+
+    /// The stored value of `key` (no registered or argument values: the tool sets none).
+    func storedValue(_ defaults: Defaults, key: String) throws(ToolError) -> JSONValue {
+        let reported = reporter.count
+        guard let value = defaults.value(JSONValue.self, forKey: key) else {
+            // The store reported why (and the reporter printed it), unless the value vanished meanwhile.
+            let message = "\(path(of: defaults)): key \(KeyText.message(key)): the stored value cannot be read"
+            throw ToolError(.badFile, reporter.count > reported ? nil : message)
+        }
+        return value
+    }
+
+    /// Every stored key and value of the store, with the reserved schema-version member when the file has
+    /// one (so an export keeps the file's schema version), sorted as in the file (by UTF-8 bytes).
+    ///
+    /// A list, not a `[String: JSONValue]`: `String` keys compare by canonical equivalence, so a dictionary
+    /// would merge two members whose names differ only in Unicode normalization.
+    func storedMembers(_ defaults: Defaults, includingReserved: Bool = true) throws(ToolError)
+        -> [(key: String, value: JSONValue)]
+    {
+        var members: [(key: String, value: JSONValue)] = []
+        for key in defaults.keys { members.append((key, try storedValue(defaults, key: key))) }
+        if includingReserved, let version = defaults.object(forKey: Defaults.schemaVersionKey) {
+            members.append((Defaults.schemaVersionKey, version))
+            members.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        }
+        return members
+    }
+
+    /// Refuses the reserved schema-version member as a KEY to change.
+    func refuseReserved(_ key: String) throws(ToolError) {
+        guard key == Defaults.schemaVersionKey else { return }
+        throw .usage("\(key) is reserved for the file's schema version (set by migrations); it cannot be changed")
+    }
+
+    /// Runs one atomic update of `keys` (``Defaults/modify(forKeys:_:)``): `body` gets their stored values
+    /// under the file's lock and what it leaves is written durably before the lock is released. What `body`
+    /// throws is thrown as it is; nothing is written then.
+    func update(
+        _ defaults: Defaults, keys: [String], _ body: (inout [JSONValue?]) throws(ToolError) -> Void
+    ) throws(ToolError) {
+        do {
+            try defaults.modify(forKeys: keys) { values in try body(&values) }
+        } catch let error as ToolError {
+            throw error
+        } catch let error as DefaultsError {
+            throw ToolError(error)
+        } catch {
+            throw ToolError(.failure, "\(path(of: defaults)): \(error)")
+        }
+    }
+}
