@@ -56,7 +56,7 @@ enum EtcdCases {
                 for burstKey in burst { later[burstKey] = round + 1 }
                 let set = monotonicNanoseconds() &- start
                 let flush = try elapsed {
-                    do { try later.flush() } catch { throw BenchmarkError("etcd-store: flush: \(error)") }
+                    do { try later.save() } catch { throw BenchmarkError("etcd-store: flush: \(error)") }
                 }
                 if round >= sampling.warmup {
                     laterSetTimes.append(Double(set) / Double(burst.count))

@@ -25,7 +25,7 @@ enum ModifyCases {
                 let modifying = try elapsed { try defaults.modify(key) { $0 += 1 } }
                 let setting = try elapsed {
                     defaults[key] += 1
-                    try defaults.flush()
+                    try defaults.save()
                 }
                 if round >= sampling.warmup {
                     modifyTimes.append(Double(modifying))

@@ -5,7 +5,7 @@ import Foundation
 enum SaveCases {
     /// The figures of one store size.
     struct SaveFigures {
-        /// CodableDefaults `flush()` after one set.
+        /// CodableDefaults `save()` after one set.
         var ours: Stats
         /// The raw durable write of the same bytes.
         var raw: Stats
@@ -99,7 +99,7 @@ enum SaveCases {
         let ours = try measure(sampling) {
             counter += 1
             defaults[key] = counter
-            return try elapsed { try defaults.flush() }
+            return try elapsed { try defaults.save() }
         }
         let bytes = try Files.read(storePath)
         guard String(decoding: bytes.prefix(40), as: UTF8.self).contains("\"\(name)\": \(counter)") else {

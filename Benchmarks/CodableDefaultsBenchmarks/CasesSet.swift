@@ -35,7 +35,7 @@ enum SetCases {
                         },
                         note: mode == .manual ? nil : "background saves run meanwhile"))
                 guard defaults[key] == counter else { throw BenchmarkError("set-1k: \(label) lost the last set") }
-                try defaults.flush()
+                try defaults.save()
             }
             progress("set-1k: CodableDefaults string-key API")
             try Files.write(Fixture.storeFile(keys: storeKeys), to: directory.file("strings.json"))

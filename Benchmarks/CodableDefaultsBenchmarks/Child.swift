@@ -176,7 +176,7 @@ enum Child {
     // MARK: Writer
 
     /// Opens the store at `path` and, for each line `set N`, sets the key `outside` to N and flushes,
-    /// answering `done START END` with the monotonic times around `flush()`. Stops at `quit`.
+    /// answering `done START END` with the monotonic times around `save()`. Stops at `quit`.
     private static func writer(path: String) throws {
         let defaults = try Defaults(url: URL(fileURLWithPath: path), saveMode: .manual)
         let key = Defaults.Key<Int>("outside", default: 0)
@@ -187,7 +187,7 @@ enum Child {
             }
             defaults[key] = value
             let start = monotonicNanoseconds()
-            try defaults.flush()
+            try defaults.save()
             let end = monotonicNanoseconds()
             print("done \(start) \(end)")
             fflush(nil)

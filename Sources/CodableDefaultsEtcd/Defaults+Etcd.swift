@@ -9,7 +9,7 @@ extension Defaults {
     /// ```swift
     /// let defaults = try await Defaults(etcd: [URL(string: "http://127.0.0.1:2379")!], prefix: "myservice/")
     /// defaults[.volume] = 0.8          // in memory at once, in etcd after 500 ms of quiet
-    /// try defaults.flush()             // acknowledged by etcd, now
+    /// try defaults.save()              // acknowledged by etcd, now
     /// ```
     ///
     /// Every key API works as on a file: reads are served from memory; the typed subscript, `value(for:)`, the
@@ -21,14 +21,14 @@ extension Defaults {
     /// observers what differs.
     ///
     /// ## Threads
-    /// As every `Defaults`: callable from any thread or task. Writes and `flush()` wait for etcd on the calling
+    /// As every `Defaults`: callable from any thread or task. Writes and `save()` wait for etcd on the calling
     /// thread, blocking it until etcd answers or the request times out; the call needs no other thread, so this
     /// cannot deadlock on Swift's cooperative pool, but from `async` code prefer `.afterIdle` (the default), whose
     /// saves run on the store's own queue.
     ///
     /// ## Durability
     /// A change is saved when etcd acknowledged its transaction (committed by a majority of the cluster): before
-    /// a `.immediate` set or `flush()` returns. One save is one transaction of every unsaved change (a burst of
+    /// a `.immediate` set or `save()` returns. One save is one transaction of every unsaved change (a burst of
     /// sets under `.afterIdle` is one), of up to 128 keys and 1 MiB of keys and values (etcd's defaults refuse
     /// more than 128 operations or 1.5 MiB in one request); a larger save is several transactions, then not
     /// atomic as a whole. A change etcd refuses (a value larger than its request limit, a key the user may not
@@ -45,7 +45,7 @@ extension Defaults {
     /// When no endpoint answers, a save fails with `writeFailed` (quoting each endpoint's failure): the changes
     /// stay unsaved in memory, reads keep serving them and the last values read, and the store asks etcd again
     /// with a backoff (100 ms doubling to 5 s) and saves them once it answers. Failed background saves go to
-    /// ``onError``; `flush()` throws. A value another tool stored that is not JSON is left as it is
+    /// ``onError``; `save()` throws. A value another tool stored that is not JSON is left as it is
     /// (until this store sets that key): a typed read gives the key's default and reports a `decodingFailed`
     /// error naming the key to ``onError``, and ``value(for:)`` throws it. It is not a stored value: `keys` does not
     /// list it, and `reset` and `removeAll()` leave it; a set writes over it. A key under the prefix whose name is

@@ -125,7 +125,7 @@ output.line("ready \(getpid())")
 /// failure is printed as a `reported` line.
 func flushBeforeExit() {
     do {
-        try defaults.flush()
+        try defaults.save()
     } catch {
         output.line("reported " + errorJSON(error))
     }
@@ -150,7 +150,7 @@ while let line = readLine() {
         output.line(defaults.object(forKey: key).map { "value \(key) \($0)" } ?? "none \(key)")
     case ("flush", nil):
         do {
-            try defaults.flush()
+            try defaults.save()
             output.line("ok")
         } catch {
             output.line("error " + errorJSON(error))

@@ -23,7 +23,7 @@ do {
     defaults[.profile].age += 1
     defaults[.volume] = defaults[.launches].isMultiple(of: 2) ? 0.8 : 0.3
     defaults[.token] = defaults[.token] == nil ? "abc123" : nil
-    try defaults.flush()
+    try defaults.save()
     print("launch \(defaults[.launches]): volume \(defaults[.volume]), profile \(defaults[.profile])")
     print("stored keys: \(defaults.keys.joined(separator: ", "))")
     print("--- \(path)")

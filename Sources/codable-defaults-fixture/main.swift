@@ -13,7 +13,7 @@
 // WRITER MODE (the crash test)
 //   Opens PATH (`.manual` save mode), reads the integer key "generation" (0 when absent) as G0 and prints
 //   `start G0`. Then for G = G0+1, G0+2, ... it makes the store hold exactly `state(G)` (sets and removes
-//   keys), calls `flush()`, and after each successful flush prints `ack G`. It stops after S seconds
+//   keys), calls `save()`, and after each successful flush prints `ack G`. It stops after S seconds
 //   (default 60) or N generations, printing `done G`. A failed flush prints `error JSON` (see below) and
 //   exits with status 2. The state of a generation depends only on G (see `WriterState`):
 //     "generation": G
@@ -193,7 +193,7 @@ func runWriter(path: String, seconds: Double, generations: Int) -> Never {
             }
         }
         do {
-            try defaults.flush()
+            try defaults.save()
         } catch {
             output.line(errorLine(error))
             exit(2)
@@ -239,7 +239,7 @@ func runServer(
             output.line("ok")
         case ("flush", nil):
             do {
-                try defaults.flush()
+                try defaults.save()
                 output.line("ok")
             } catch {
                 output.line(errorLine(error))
@@ -384,7 +384,7 @@ case "standard":
     output.line("greeting \(defaults.string(forKey: "greeting") ?? "none")")
     defaults.set(true, forKey: "launched")
     do {
-        try defaults.flush()
+        try defaults.save()
         output.line("ok")
     } catch {
         output.line("error \(error)")

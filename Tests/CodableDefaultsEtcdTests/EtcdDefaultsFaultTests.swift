@@ -60,7 +60,7 @@ struct EtcdDefaultsFaultTests {
             #expect(a[volume] == 0.3)
             #expect(errors.errors.count == 5)
             #expect(errors.errors.allSatisfy { $0.code == .writeFailed && $0.message.contains("no endpoint") })
-            let thrown = #expect(throws: DefaultsError.self) { try a.flush() }
+            let thrown = #expect(throws: DefaultsError.self) { try a.save() }
             #expect(thrown?.code == .writeFailed)
             #expect(b[counter] == 1)
 
@@ -69,7 +69,7 @@ struct EtcdDefaultsFaultTests {
             #expect(try await eventually(timeout: 30) { b[counter] == 5 && b[volume] == 0.3 })
             #expect(seen.withLock { $0.last } == 5)
             #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/counter"]) == "5\n")
-            try a.flush()
+            try await a.save()
             token.cancel()
         }
     }
@@ -97,7 +97,7 @@ struct EtcdDefaultsFaultTests {
 
             storage.resumeWatching()
             #expect(try await eventually { storage.compactionReloadCount == 1 })
-            #expect(try await eventually { b[volume] == 0.2 && !b.hasStoredValue(counter) })
+            #expect(try await eventually { b[volume] == 0.2 && !b.hasStoredValue(for: counter) })
             #expect(seen.withLock { $0 } == [0.2])
 
             // The watch goes on from the reload.
@@ -124,7 +124,7 @@ struct EtcdDefaultsFaultTests {
                 stored = try await client.get(utf8("answer"))?.value
             }
             #expect(stored == utf8("42"), "the pending change landed once etcd answered")
-            try defaults.flush()
+            try await defaults.save()
         }
     }
 }

@@ -83,7 +83,7 @@ struct EtcdDefaultsTests {
 
             a.reset(volume)
             #expect(a[volume] == 0.5)
-            #expect(try await eventually { !b.hasStoredValue(volume) })
+            #expect(try await eventually { !b.hasStoredValue(for: volume) })
             #expect(try await server.etcdctl(["get", "myservice/volume"]) == "")
 
             b.removeAll()
@@ -100,7 +100,7 @@ struct EtcdDefaultsTests {
             let b = try await open(server)
             let seen = Locked<[Double]>([])
             let token = b.observe(volume) { change in seen.withLock { $0.append(change.newValue) } }
-            var updates = b.updates(counter).makeAsyncIterator()
+            var updates = b.updates(for: counter).makeAsyncIterator()
             #expect(await updates.next() == 0)  // the initial value
 
             a[volume] = 0.9
@@ -172,7 +172,7 @@ struct EtcdDefaultsTests {
             let storage = try engine(defaults)
             for index in 0..<1000 { defaults.set(index, forKey: "key\(index % 100)") }
             #expect(try await eventually { storage.transactionCount == 1 })
-            try defaults.flush()  // nothing is left unsaved: no other transaction
+            try await defaults.save()  // nothing is left unsaved: no other transaction
             #expect(storage.transactionCount == 1)
             #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/key99"]) == "999\n")
             #expect(
@@ -187,10 +187,10 @@ struct EtcdDefaultsTests {
             defaults[counter] = 1
             try defaults.modify(counter) { $0 = 2 }
             defaults[counter] = 3
-            try defaults.flush()  // etcd refuses a transaction that puts one key twice
+            try await defaults.save()  // etcd refuses a transaction that puts one key twice
             #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/counter"]) == "3\n")
             defaults[volume] = 0.9
-            try defaults.flush()
+            try await defaults.save()
             #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.9\n")
         }
     }
@@ -200,7 +200,7 @@ struct EtcdDefaultsTests {
             let defaults = try await open(server, saveMode: .manual)
             let storage = try engine(defaults)
             for index in 0..<300 { defaults.set(index, forKey: "key\(index)") }
-            try defaults.flush()
+            try await defaults.save()
             #expect(storage.transactionCount == 3)
             #expect(
                 try await server.etcdctl(["get", "--prefix", "--keys-only", "myservice/"]).split(separator: "\n").count
@@ -215,7 +215,7 @@ struct EtcdDefaultsTests {
             // 40 values of 64 kB: 2.6 MB in all, over etcd's 1.5 MiB request limit; each value is far below it.
             let text = String(repeating: "x", count: 64 << 10)
             for index in 0..<40 { defaults.set("\(index)\(text)", forKey: "big\(index)") }
-            try defaults.flush()
+            try await defaults.save()
             #expect(storage.transactionCount == 3)
             let values = try await EtcdClient(endpoints: [server.clientURL]).range(prefix: Array("myservice/".utf8))
             #expect(values.keyValues.count == 40)
@@ -237,7 +237,7 @@ struct EtcdDefaultsTests {
             #expect(error.key == "volume")
             #expect(error.message.contains("myservice/volume"), "\(error)")
             #expect(throws: DefaultsError.self) { try defaults.value(for: volume) }
-            #expect(!defaults.hasStoredValue(volume))
+            #expect(!defaults.hasStoredValue(for: volume))
 
             // Another key's save leaves it as it is.
             defaults[counter] = 1
@@ -271,7 +271,7 @@ struct EtcdDefaultsTests {
             let errors = ErrorLog()
             let defaults = try await open(server, onError: errors.handler)
             let marker = Defaults.Key<Int>("marker", default: 0)
-            var markers = defaults.updates(marker, options: []).makeAsyncIterator()
+            var markers = defaults.updates(for: marker, options: []).makeAsyncIterator()
 
             // Read while absent: the default, cached, no error.
             #expect(defaults[counter] == 0)
@@ -310,7 +310,7 @@ struct EtcdDefaultsTests {
             #expect(defaults.keys == ["ok"])
             #expect(defaults.object(forKey: "\u{FFFD}") == nil, "no name stands for both")
             defaults.removeAll()
-            try defaults.flush()
+            try await defaults.save()
             let left = try await client.range(prefix: utf8("myservice/")).keyValues.map(\.key)
             #expect(left == [utf8("myservice/") + [0xFE], utf8("myservice/") + [0xFF]])
         }

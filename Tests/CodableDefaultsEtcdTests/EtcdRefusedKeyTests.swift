@@ -21,7 +21,7 @@ struct EtcdRefusedKeyTests {
             #expect(throws: DefaultsError.self) { try defaults.set(1, for: Defaults.Key<Int>("", default: 0)) }
 
             defaults.set(2, forKey: "b")
-            try defaults.flush()
+            try await defaults.save()
             #expect(try await server.etcdctl(["get", "--print-value-only", "b"]) == "2\n")
         }
     }
@@ -55,7 +55,7 @@ struct EtcdRefusedKeyTests {
             let direct = try EtcdClient(endpoints: [server.clientURL])
             defaults.set("new", forKey: "a")
             defaults.set(String(repeating: "x", count: 2 << 20), forKey: "huge")  // over etcd's request limit
-            let refused = #expect(throws: DefaultsError.self) { try defaults.flush() }
+            let refused = #expect(throws: DefaultsError.self) { try defaults.save() }
             #expect(refused?.code == .writeFailed)
             #expect(refused?.message.contains("\"huge\"") == true, "\(String(describing: refused))")
             #expect(try await direct.get(utf8("myservice/a"))?.value == utf8("\"new\""), "the first transaction")
@@ -66,14 +66,14 @@ struct EtcdRefusedKeyTests {
             let token = defaults.observe(key) { change in if change.newValue == "theirs" { sawTheirs.signal() } }
             try await direct.put(utf8("myservice/a"), utf8("\"theirs\""))
             #expect(try await signalled(sawTheirs))
-            #expect(throws: DefaultsError.self) { try defaults.flush() }  // `huge` still fails
+            #expect(throws: DefaultsError.self) { try defaults.save() }  // `huge` still fails
             #expect(try await direct.get(utf8("myservice/a"))?.value == utf8("\"theirs\""))
 
             // Discarding goes back to what etcd holds.
             defaults.discardUnsavedChanges()
             #expect(defaults[key] == "theirs")
             #expect(defaults.object(forKey: "huge") == nil)
-            try defaults.flush()
+            try await defaults.save()
             token.cancel()
         }
     }

@@ -127,7 +127,7 @@ final class ServedStore {
         // And a person's edit with the command-line tool's peer: an in-process store.
         let here = try openFresh(dir.file())
         here.set(1.0, forKey: "volume")
-        try here.flush()
+        try here.save()
         #expect(try a.waitForEvent("changed volume 1"))
         #expect(try b.waitForEvent("changed volume 1"))
         try a.quit()
@@ -190,7 +190,7 @@ final class ServedStore {
         let finished = Recorder<Bool>()
         let thread = Thread {
             do {
-                try defaults.flush()
+                try defaults.save()
                 finished.append(true)
             } catch {
                 Issue.record(error)
@@ -254,18 +254,18 @@ final class ServedStore {
         let options = Defaults.Options(lockTimeout: .milliseconds(200))
         let defaults = try openFresh(url, options: options)
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         let before = try bytes(url)
         let lockPath = DurableFile(path: DurableFile.canonicalPath(url.path)).lockPath
 
         let holder = try LockHolder(lockPath)
         defaults[.count] = 2
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .lockTimeout, "\(String(describing: error))")
         #expect(error?.path == lockPath)
         #expect(error?.message.contains("held by process \(holder.child.pid)") == true, "\(String(describing: error))")
         #expect(try bytes(url) == before, "nothing was written")
-        #expect(defaults[.count] == 2 && defaults.hasStoredValue(.count), "the change stays pending")
+        #expect(defaults[.count] == 2 && defaults.hasStoredValue(for: .count), "the change stays pending")
 
         // Every other taker of the lock is bounded too: a migration at open.
         let migration = Defaults.Migration(to: 1) { _ in }
@@ -275,7 +275,7 @@ final class ServedStore {
         #expect(opening?.code == .lockTimeout, "\(String(describing: opening))")
 
         try holder.release()
-        try defaults.flush()
+        try defaults.save()
         #expect(try openFresh(url)[.count] == 2, "the next save writes the change")
     }
 }

@@ -79,7 +79,7 @@ import Testing
         let key = Defaults.Key<Decimal>("pi", default: 0)
         let defaults = try openFresh(dir.file("s.json"))
         try defaults.set(pi, for: key)
-        try defaults.flush()
+        try defaults.save()
 
         let export = try run(["export", "s.json", "exported.json"], in: dir)
         #expect(export.status == 0, "\(export.err)")

@@ -252,16 +252,16 @@ import Testing
         let url = blocker.appendingPathComponent("settings.json")
         let defaults = try openFresh(url)
         defaults[.count] = 7
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .writeFailed)
         #expect(error?.errno == ENOTDIR)
         #expect(error?.path?.hasPrefix(blocker.path) == true)
         #expect(try text(blocker) == "I am a file")
         #expect(try dir.contents() == ["not-a-directory"])
-        #expect(defaults.hasStoredValue(.count), "the change is still pending")
+        #expect(defaults.hasStoredValue(for: .count), "the change is still pending")
 
         try FileManager.default.removeItem(at: blocker)
-        try defaults.flush()
+        try defaults.save()
         #expect(try openFresh(url)[.count] == 7)
     }
 
@@ -287,7 +287,7 @@ import Testing
         let defaults = try openFresh(url)
         defaults[.count] = 1
         defaults[.volume] = 0.1
-        try defaults.flush()
+        try defaults.save()
 
         try FileSystemTools.setImmutable(dir.path, true)
         defer { FileSystemTools.clearImmutable(dir.path) }
@@ -295,13 +295,13 @@ import Testing
         case .set: defaults[.count] = 2
         case .removal: defaults.reset(.count)
         }
-        #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(throws: DefaultsError.self) { try defaults.save() }
         defaults.discardUnsavedChanges()
         try FileSystemTools.setImmutable(dir.path, false)
         #expect(defaults[.count] == 1, "memory says the discard restored count")
 
         defaults[.volume] = 0.2
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(url) == "{\n  \"count\": 1,\n  \"volume\": 0.2\n}\n")
         #expect(try openFresh(url)[.count] == 1, "count survives a restart")
     }
@@ -327,7 +327,7 @@ import Testing
         let url = dir.file()
         let defaults = try openFresh(url)
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         let before = try bytes(url)
         let listing = try dir.contents()
 
@@ -335,7 +335,7 @@ import Testing
         try FileSystemTools.setImmutable(immutable, true)
         defer { FileSystemTools.clearImmutable(immutable) }
         defaults[.count] = 2
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .writeFailed)
         switch target {
         case .directory:
@@ -349,7 +349,7 @@ import Testing
         #expect(try dir.contents() == listing, "no temporary file is left")
 
         try FileSystemTools.setImmutable(immutable, false)
-        try defaults.flush()
+        try defaults.save()
         #expect(try openFresh(url)[.count] == 2)
     }
 
@@ -360,12 +360,12 @@ import Testing
         let url = URL(fileURLWithPath: mount.path).appendingPathComponent("settings.json")
         let defaults = try openFresh(url)
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         let before = try bytes(url)
 
         try mount.remount(readOnly: true)
         defaults[.count] = 2
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .writeFailed)
         #expect(error?.errno == EROFS, "\(String(describing: error))")
         #expect(error?.path?.hasPrefix(mount.path) == true)
@@ -373,7 +373,7 @@ import Testing
 
         try mount.remount(readOnly: false)
         #expect(try FileManager.default.contentsOfDirectory(atPath: mount.path).filter { $0.hasSuffix(".tmp") } == [])
-        try defaults.flush()
+        try defaults.save()
         #expect(try openFresh(url)[.count] == 2)
     }
 
@@ -384,7 +384,7 @@ import Testing
         let url = URL(fileURLWithPath: mount.path).appendingPathComponent("settings.json")
         let defaults = try openFresh(url)
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         let before = try bytes(url)
         func temporaries() throws -> [String] {
             try FileManager.default.contentsOfDirectory(atPath: mount.path).filter { $0.hasSuffix(".tmp") }
@@ -393,7 +393,7 @@ import Testing
         // A value larger than the whole file system.
         defaults[.count] = 2
         defaults.set(String(repeating: "x", count: 100_000), forKey: "huge")
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .writeFailed)
         #expect(error?.errno == ENOSPC, "\(String(describing: error))")
         #expect(error?.path == url.path)
@@ -408,14 +408,14 @@ import Testing
         let chunk = [UInt8](repeating: 0x66, count: 4096)
         while chunk.withUnsafeBytes({ systemWrite(fd, $0.baseAddress!, $0.count) }) > 0 {}
         close(fd)
-        let fullError = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let fullError = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(fullError?.errno == ENOSPC, "\(String(describing: fullError))")
         #expect(try bytes(url) == before)
         #expect(try temporaries() == [])
         #expect(defaults[.count] == 2)
 
         unlink(filler)
-        try defaults.flush()
+        try defaults.save()
         let reopened = try openFresh(url)
         #expect(reopened[.count] == 2)
         #expect(!reopened.hasStoredValue(forKey: "huge"))

@@ -28,7 +28,7 @@ import Testing
         defer { umask(previous) }
         let defaults = try openFresh(url)
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         umask(previous)
         #expect(try Self.mode(url.path) == 0o600, "the store file, umask \(String(mask, radix: 8))")
         #expect(try Self.mode(dir.url.appendingPathComponent("a").path) == 0o700, "a created directory")
@@ -44,7 +44,7 @@ import Testing
         #expect(chmod(url.path, mode) == 0)
         let defaults = try openFresh(url)
         defaults[.count] = 2
-        try defaults.flush()
+        try defaults.save()
         #expect(try Self.mode(url.path) == mode)
         #expect(try openFresh(url)[.count] == 2)
     }
@@ -58,7 +58,7 @@ import Testing
         #expect(chmod(url.path, 0o600) == 0)
         let defaults = try openFresh(url)
         defaults[.count] = 2
-        try defaults.flush()
+        try defaults.save()
         var info = stat()
         #expect(stat(url.path, &info) == 0)
         // Otherwise `sudo some-tool` locks the user out of their own 0600 settings file.
@@ -85,7 +85,7 @@ import Testing
 
         for value in 1...20 {
             defaults[.count] = value
-            try defaults.flush()
+            try defaults.save()
         }
         #expect(try text(victim) == "secret", "the link's target is untouched")
         for name in linkNames {
@@ -110,13 +110,13 @@ import Testing
         let defaults = try openFresh(url)
         #expect(symlink(victim.path, dir.file(".settings.json.lock").path) == 0)
         defaults[.count] = 1
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .writeFailed)
         #expect(error?.errno == ELOOP, "\(String(describing: error))")
         #expect(error?.path == dir.file(".settings.json.lock").path)
         #expect(try text(victim) == "secret")
         #expect(!FileManager.default.fileExists(atPath: url.path))
-        #expect(defaults.hasStoredValue(.count), "the change stays pending")
+        #expect(defaults.hasStoredValue(for: .count), "the change stays pending")
         // Nothing left for the save at deinit to report.
         defaults.discardUnsavedChanges()
     }
@@ -136,7 +136,7 @@ import Testing
         let defaults = Defaults(store: store, saveMode: .manual, url: url)
         #expect(defaults[.count] == 1)
         defaults[.count] = 2
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(planted.appendingPathComponent("file")) == "inside")
         #expect(try openFresh(url)[.count] == 2)
     }
@@ -158,7 +158,7 @@ import Testing
         let defaults = try Defaults(url: link, saveMode: .manual)
         #expect(defaults[.count] == 1)
         defaults[.count] = 2
-        try defaults.flush()
+        try defaults.save()
 
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == destination)
         #expect(try openFresh(target)[.count] == 2, "the target is written")
@@ -178,7 +178,7 @@ import Testing
         #expect(symlink("middle.json", dir.file("first.json").path) == 0)
         let defaults = try Defaults(url: dir.file("first.json"), saveMode: .manual)
         defaults[.count] = 3
-        try defaults.flush()
+        try defaults.save()
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dir.file("first.json").path) == "middle.json")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: dir.file("middle.json").path) == target.path)
         #expect(try openFresh(target)[.count] == 3)
@@ -198,7 +198,7 @@ import Testing
         // link with a regular file is not.
         let flushed: Bool
         do {
-            try defaults.flush()
+            try defaults.save()
             flushed = true
         } catch {
             flushed = false
@@ -241,7 +241,7 @@ import Testing
         let defaults = try openFresh(url)
         defaults[.count] = 5
         #expect(mkfifo(url.path, 0o600) == 0)
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .notARegularFile, "\(String(describing: error))")
         #expect(error?.path == url.path)
         var info = stat()
@@ -249,7 +249,7 @@ import Testing
         #expect(try dir.contents().filter { $0.hasSuffix(".tmp") } == [])
 
         unlink(url.path)
-        try defaults.flush()
+        try defaults.save()
         #expect(try openFresh(url)[.count] == 5, "the change stayed pending")
     }
 
@@ -260,13 +260,13 @@ import Testing
         defaults[.count] = 6
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
         try write("keep me", to: url.appendingPathComponent("inside"))
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .notARegularFile, "\(String(describing: error))")
         #expect(try text(url.appendingPathComponent("inside")) == "keep me")
         #expect(try dir.contents().filter { $0.hasSuffix(".tmp") } == [])
 
         try FileManager.default.removeItem(at: url)
-        try defaults.flush()
+        try defaults.save()
         #expect(try openFresh(url)[.count] == 6)
     }
 

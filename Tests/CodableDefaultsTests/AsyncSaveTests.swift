@@ -13,8 +13,8 @@ import Testing
     import Darwin
 #endif
 
-/// `try await defaults.save()`: the durable write of ``Defaults/flush()``, made on the store's queue while the
-/// awaiting task is suspended. It writes durably, throws what `flush()` throws, holds no cooperative thread while
+/// `try await defaults.save()`: the durable write of `save()`, made on the store's queue while the
+/// awaiting task is suspended. It writes durably, throws what `save()` throws, holds no cooperative thread while
 /// it waits, and a cancelled task's save runs to completion.
 @Suite("Async save")
 struct AsyncSaveTests {
@@ -52,20 +52,20 @@ struct AsyncSaveTests {
         #expect(subject.defaults.store.writeCount == 1)
     }
 
-    /// The same failure makes `save()` and `flush()` throw the same error; the file is unchanged and the change
+    /// The same failure makes `save()` and `save()` throw the same error; the file is unchanged and the change
     /// stays pending until a save succeeds.
     @Test(arguments: [(FaultPlan.Call.fsync, EIO), (.rename, EXDEV), (.write, ENOSPC)])
     func throwsWhatFlushThrows(_ call: FaultPlan.Call, _ errno: Int32) async throws {
         let subject = try Subject()
         subject.defaults[.count] = 1
-        try subject.defaults.flush()
+        try await subject.defaults.save()
         let old = try bytes(subject.url)
         subject.defaults[.count] = 2
         subject.plan.fail(call, on: .suffix(".tmp"), with: errno)
         let asyncError = await #expect(throws: DefaultsError.self) { try await subject.defaults.save() }
         #expect(try bytes(subject.url) == old)
         subject.plan.fail(call, on: .suffix(".tmp"), with: errno)
-        let syncError = #expect(throws: DefaultsError.self) { try subject.defaults.flush() }
+        let syncError = #expect(throws: DefaultsError.self) { try subject.defaults.save() }
         #expect(try bytes(subject.url) == old)
         #expect(asyncError != nil)
         #expect(asyncError?.code == .writeFailed)
@@ -77,7 +77,7 @@ struct AsyncSaveTests {
         #expect(try text(subject.url) == "{\n  \"count\": 2\n}\n")
     }
 
-    /// A failed directory flush is `notDurable`, as from `flush()`, and the next save retries it.
+    /// A failed directory flush is `notDurable`, as from `save()`, and the next save retries it.
     @Test func failedDirectoryFlushThrowsNotDurable() async throws {
         let subject = try Subject()
         subject.defaults[.count] = 1
@@ -164,7 +164,7 @@ struct AsyncSaveTests {
         #expect(try text(subject.url) == "{\n  \"count\": 9\n}\n")
     }
 
-    /// An in-memory store saves as `flush()` does: the change is no longer pending.
+    /// An in-memory store saves as `save()` does: the change is no longer pending.
     @Test func inMemoryStoreSaves() async throws {
         let defaults = Defaults.inMemory()
         defaults[.count] = 2

@@ -81,11 +81,11 @@ struct Counted: Codable, Sendable, Equatable {
         let key = Defaults.Key<Counted>("c", default: Counted(counter: name, number: 0))
         defaults[key] = Counted(counter: name, number: 5)
         #expect(counter.encodeCount == 0, "a set does not encode")
-        try defaults.flush()
+        try defaults.save()
         #expect(counter.encodeCount == 1, "the save encodes it once")
         for value in 1...5 {
             defaults[.count] = value
-            try defaults.flush()
+            try defaults.save()
         }
         #expect(counter.encodeCount == 1, "later saves of other keys do not encode it again")
         #expect(defaults[key].number == 5)

@@ -108,7 +108,7 @@ import Testing
         let lower = try Defaults(url: directory.appendingPathComponent("settings.json"), saveMode: .manual)
         #expect(upper.store === lower.store)
         upper[.count] = 5
-        try upper.flush()
+        try upper.save()
         let shouted = try Defaults(url: directory.appendingPathComponent("SETTINGS.JSON"), saveMode: .manual)
         #expect(shouted.store === upper.store)
         #expect(shouted[.count] == 5)

@@ -23,11 +23,11 @@ import Testing
                 _ = defaults[.count]
                 defaults[.profile].age = index
                 if index % 500 == 0 {
-                    do { try defaults.flush() } catch { Issue.record(error) }
+                    do { try defaults.save() } catch { Issue.record(error) }
                 }
             }
         }
-        try defaults.flush()
+        try defaults.save()
         #expect(errors.errors.isEmpty)
         let reopened = try openFresh(dir.file())
         for thread in 0..<threads {
@@ -49,17 +49,17 @@ import Testing
                     // A flusher: saves while the others set, so saves find nothing to do, or start just as a
                     // set lands.
                     for _ in 0..<iterations {
-                        do { try defaults.flush() } catch { Issue.record(error) }
+                        do { try defaults.save() } catch { Issue.record(error) }
                     }
                 } else {
                     let key = Defaults.Key<Int>("w\(worker)", default: -1)
                     for index in 0..<iterations {
                         defaults[key] = index
-                        if index % 7 == 0 { do { try defaults.flush() } catch { Issue.record(error) } }
+                        if index % 7 == 0 { do { try defaults.save() } catch { Issue.record(error) } }
                     }
                 }
             }
-            try defaults.flush()
+            try defaults.save()
             let reopened = try openFresh(dir.file())
             for worker in 0..<writers {
                 #expect(reopened[Defaults.Key<Int>("w\(worker)", default: -1)] == iterations - 1, "round \(round)")

@@ -12,7 +12,7 @@ import Testing
         #expect(defaults[.profile] == Profile(name: "Guest", age: 0))
         #expect(defaults[.token] == nil)
         #expect(defaults.keys.isEmpty)
-        #expect(!defaults.hasStoredValue(.volume))
+        #expect(!defaults.hasStoredValue(for: .volume))
     }
 
     @Test func setReadResetAndOptionalNilRemoves() throws {
@@ -24,11 +24,11 @@ import Testing
         #expect(defaults[.profile] == Profile(name: "Guest", age: 1))
         #expect(defaults[.token] == "abc")
         #expect(defaults.keys == ["profile", "token", "volume"])
-        #expect(defaults.hasStoredValue(.token))
+        #expect(defaults.hasStoredValue(for: .token))
 
         defaults[.token] = nil
         #expect(defaults[.token] == nil)
-        #expect(!defaults.hasStoredValue(.token))
+        #expect(!defaults.hasStoredValue(for: .token))
 
         defaults.reset(.volume, .profile)
         #expect(defaults[.volume] == 0.5)
@@ -53,7 +53,7 @@ import Testing
         a[.count] = 1
         #expect(b[.count] == 0)
         #expect(a.url == nil)
-        try a.flush()
+        try a.save()
         try a.reload()
         #expect(a[.count] == 1)
     }
@@ -81,7 +81,7 @@ import Testing
         do {
             let defaults = try openFresh(dir.file())
             for (index, name) in names.enumerated() { defaults[Defaults.Key<Int>(name, default: -1)] = index }
-            try defaults.flush()
+            try defaults.save()
         }
         let reopened = try openFresh(dir.file())
         for (index, name) in names.enumerated() {
@@ -113,7 +113,7 @@ import Testing
         try FileManager.default.createSymbolicLink(at: link, withDestinationURL: target)
         let defaults = try Defaults(url: link, saveMode: .manual)
         defaults[.count] = 5
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(target) == "{\n  \"count\": 5\n}\n")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == target.path)
     }
@@ -132,7 +132,7 @@ import Testing
         #expect(error.key == "volume")
         #expect(error.path == dir.file().path)
         #expect(throws: DefaultsError.self) { try defaults.value(for: .volume) }
-        #expect(defaults.hasStoredValue(.volume))
+        #expect(defaults.hasStoredValue(for: .volume))
     }
 
     @Test func loudWriteThrowsWhenAValueCannotBeEncoded() throws {
@@ -146,7 +146,7 @@ import Testing
         let defaults = Defaults.inMemory()
         let key = Defaults.Key<Refuses>("refuses", default: Refuses())
         #expect(throws: DefaultsError.self) { try defaults.set(Refuses(), for: key) }
-        #expect(!defaults.hasStoredValue(key))
+        #expect(!defaults.hasStoredValue(for: key))
         try defaults.set(0.25, for: .volume)
         #expect(defaults[.volume] == 0.25)
     }

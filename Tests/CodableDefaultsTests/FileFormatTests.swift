@@ -14,7 +14,7 @@ import Testing
         defaults[Defaults.Key<[String: Int]>("B", default: [:])] = ["z": 1, "a": 2]
         defaults[Defaults.Key<String>("é", default: "")] = "accent"
         defaults[Defaults.Key<String>("a/b", default: "")] = "x/y"
-        try defaults.flush()
+        try defaults.save()
         let expected = """
             {
               "B": {"a":2,"z":1},
@@ -32,9 +32,9 @@ import Testing
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(dir.file())
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         defaults.reset(.count)
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{}\n")
     }
 
@@ -43,11 +43,11 @@ import Testing
         let defaults = try openFresh(dir.file())
         let names = ["m", "c", "x", "a"]
         for name in names { defaults[Defaults.Key<Int>(name, default: 0)] = name.count }
-        try defaults.flush()
+        try defaults.save()
         defaults[Defaults.Key<Int>("b", default: 0)] = 2
         defaults[Defaults.Key<Int>("z", default: 0)] = 26
         defaults.reset(Defaults.Key<Int>("m", default: 0))
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{\n  \"a\": 1,\n  \"b\": 2,\n  \"c\": 1,\n  \"x\": 1,\n  \"z\": 26\n}\n")
     }
 
@@ -73,7 +73,7 @@ import Testing
                 expected[name] = value
             }
             if step % editsPerSave == 0 {
-                try defaults.flush()
+                try defaults.save()
                 let members = expected.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
                     .map { "  \"\($0)\": \"\(expected[$0]!)\"" }
                 let file = members.isEmpty ? "{}\n" : "{\n" + members.joined(separator: ",\n") + "\n}\n"
@@ -91,7 +91,7 @@ import Testing
         try write("{ \"zeta\" : [ 1 , 2 ],\n\"alpha\":{\"b\" : \"a b\", \"a\":1} }", to: dir.file())
         let defaults = try openFresh(dir.file())
         defaults[.count] = 3
-        try defaults.flush()
+        try defaults.save()
         #expect(
             try text(dir.file()) == "{\n  \"alpha\": {\"b\":\"a b\",\"a\":1},\n  \"count\": 3,\n  \"zeta\": [1,2]\n}\n")
     }
@@ -101,7 +101,7 @@ import Testing
         let url = dir.url.appendingPathComponent("a/b/settings.json")
         let defaults = try openFresh(url)
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         let fileMode = try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int
         let dirMode =
             try FileManager.default.attributesOfItem(atPath: dir.url.appendingPathComponent("a/b").path)[
@@ -116,7 +116,7 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: dir.file().path)
         let defaults = try openFresh(dir.file())
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         let mode = try FileManager.default.attributesOfItem(atPath: dir.file().path)[.posixPermissions] as? Int
         #expect(mode == 0o640)
     }
@@ -126,7 +126,7 @@ import Testing
         let defaults = try openFresh(dir.file())
         for index in 0..<20 {
             defaults[.count] = index
-            try defaults.flush()
+            try defaults.save()
         }
         #expect(try dir.contents() == [".settings.json.lock", "settings.json"])
     }

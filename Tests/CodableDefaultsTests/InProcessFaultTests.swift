@@ -52,7 +52,7 @@ struct InProcessFaultTests {
         /// Saves `a` = 1, then sets `b` = "pending" without saving. Returns the file's bytes.
         func prepareChange() throws -> [UInt8] {
             defaults.set(1, forKey: "a")
-            try defaults.flush()
+            try defaults.save()
             defaults.set("pending", forKey: "b")
             return try bytes(url)
         }
@@ -94,7 +94,7 @@ struct InProcessFaultTests {
         let old = try subject.prepareChange()
         subject.plan.fail(fault.call, on: .suffix(".tmp"), with: fault.errno)
 
-        let error = #expect(throws: DefaultsError.self) { try subject.defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try subject.defaults.save() }
         #expect(error?.code == .writeFailed, "\(String(describing: error))")
         #expect(error?.errno == fault.errno, "\(String(describing: error))")
         #expect(error?.path == subject.path, "\(String(describing: error))")
@@ -111,7 +111,7 @@ struct InProcessFaultTests {
             #expect(!after.contains { $0.call == .fsync && $0.path == temporary }, "nothing is retried on it")
         }
 
-        try subject.defaults.flush()
+        try subject.defaults.save()
         #expect(try text(subject.url) == Self.saved, "the next flush writes the change")
         #expect(try subject.temporaries() == [])
         let retried = subject.calls { $0.fault != nil }.first { $0.call == .open && $0.path?.hasSuffix(".tmp") == true }
@@ -127,14 +127,14 @@ struct InProcessFaultTests {
         #expect(chmod(subject.path, 0o644) == 0)
         // The first stat of the store file is the save's check for outside changes; the second is the write's.
         subject.plan.fail(.stat, on: .exactly(subject.path), with: EIO, skipping: 1)
-        let error = #expect(throws: DefaultsError.self) { try subject.defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try subject.defaults.save() }
         #expect(error?.code == .writeFailed && error?.errno == EIO, "\(String(describing: error))")
         #expect(error?.path == subject.path)
         #expect(try bytes(subject.url) == old)
         #expect(try subject.temporaries() == [])
         #expect(subject.plan.isSpent)
 
-        try subject.defaults.flush()
+        try subject.defaults.save()
         #expect(try text(subject.url) == Self.saved)
         let mode = try FileManager.default.attributesOfItem(atPath: subject.path)[.posixPermissions] as? Int
         #expect(mode == 0o644, "the file keeps its mode")
@@ -146,7 +146,7 @@ struct InProcessFaultTests {
         let subject = try Subject()
         _ = try subject.prepareChange()
         let start = subject.plan.records.count
-        try subject.defaults.flush()
+        try subject.defaults.save()
         let calls = subject.plan.records[start...].filter { $0.call != .stat && $0.call != .lstat }
         let temporary = try #require(calls.first { $0.call == .open && $0.path?.hasSuffix(".tmp") == true }?.path)
         let lock = subject.lockPath
@@ -171,7 +171,7 @@ struct InProcessFaultTests {
         _ = try subject.prepareChange()
         subject.plan.fail(call, on: .exactly(subject.directory), with: errno)
 
-        let error = #expect(throws: DefaultsError.self) { try subject.defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try subject.defaults.save() }
         #expect(error?.code == .notDurable && error?.errno == errno, "\(String(describing: error))")
         #expect(error?.path == subject.path)
         #expect(error?.message.contains("the changes were written to \(subject.path), but") == true)
@@ -181,7 +181,7 @@ struct InProcessFaultTests {
         subject.defaults.discardUnsavedChanges()
         #expect(subject.defaults.string(forKey: "b") == "pending", "the change counts as saved")
 
-        try subject.defaults.flush()
+        try subject.defaults.save()
         #expect(try text(subject.url) == Self.saved)
         let after = subject.calls { $0.fault != nil }
         #expect(after.contains { $0.call == .fsync && $0.path == subject.directory }, "the directory flush is retried")
@@ -196,7 +196,7 @@ struct InProcessFaultTests {
         let subject = try Subject()
         _ = try subject.prepareChange()
         subject.plan.fail(call, on: paths, with: EINTR)
-        try subject.defaults.flush()
+        try subject.defaults.save()
         #expect(try text(subject.url) == Self.saved, "EINTR is retried, not reported")
         #expect(subject.plan.injected.count == 1)
         #expect(try subject.temporaries() == [])
@@ -207,7 +207,7 @@ struct InProcessFaultTests {
         let subject = try Subject()
         _ = try subject.prepareChange()
         subject.plan.inject(.short(1), into: .write, on: .suffix(".tmp"), times: 5)
-        try subject.defaults.flush()
+        try subject.defaults.save()
         #expect(try text(subject.url) == Self.saved)
         #expect(subject.plan.isSpent)
     }
@@ -292,11 +292,11 @@ struct InProcessFaultTests {
         #expect(try text(subject.dir.file(aside)) == Self.broken)
         #expect(subject.defaults.keys == [], "the store started empty")
 
-        try subject.defaults.flush()
+        try subject.defaults.save()
         let after = subject.calls { $0.fault != nil }
         #expect(after.contains { $0.call == .fsync && $0.path == subject.directory && $0.fault == nil })
         subject.defaults.set(1, forKey: "a")
-        try subject.defaults.flush()
+        try subject.defaults.save()
         #expect(try text(subject.url) == "{\n  \"a\": 1\n}\n")
     }
 
@@ -316,7 +316,7 @@ struct InProcessFaultTests {
         #expect(!FileManager.default.fileExists(atPath: subject.url.path), "an empty state writes no file")
         #expect(subject.plan.isSpent)
 
-        try subject.defaults.flush()
+        try subject.defaults.save()
         let after = subject.calls { $0.fault != nil }
         #expect(after.contains { $0.call == .fsync && $0.path == subject.directory && $0.fault == nil })
     }
@@ -346,13 +346,13 @@ struct InProcessFaultTests {
         let subject = try Subject()
         let old = try subject.prepareChange()
         subject.plan.fail(call, on: .exactly(subject.lockPath), with: errno)
-        let error = #expect(throws: DefaultsError.self) { try subject.defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try subject.defaults.save() }
         #expect(error?.code == .writeFailed && error?.errno == errno, "\(String(describing: error))")
         #expect(error?.path == subject.lockPath)
         #expect(try bytes(subject.url) == old)
         #expect(!subject.calls { $0.fault != nil }.contains { $0.path?.hasSuffix(".tmp") == true })
         #expect(subject.defaults.string(forKey: "b") == "pending")
-        try subject.defaults.flush()
+        try subject.defaults.save()
         #expect(try text(subject.url) == Self.saved)
     }
 
@@ -362,14 +362,14 @@ struct InProcessFaultTests {
         let subject = try Subject(options: .init(lockTimeout: .milliseconds(20)))
         let old = try subject.prepareChange()
         subject.plan.fail(.flock, on: .exactly(subject.lockPath), with: EWOULDBLOCK, times: .max)
-        let error = #expect(throws: DefaultsError.self) { try subject.defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try subject.defaults.save() }
         #expect(error?.code == .lockTimeout, "\(String(describing: error))")
         #expect(error?.path == subject.lockPath)
         #expect(error?.message.contains("the changes stay pending") == true)
         #expect(try bytes(subject.url) == old)
         #expect(subject.defaults.store.lockWaitCount == 1)
         subject.plan.removeAll()
-        try subject.defaults.flush()
+        try subject.defaults.save()
         #expect(try text(subject.url) == Self.saved)
     }
 
@@ -385,11 +385,11 @@ struct InProcessFaultTests {
         let sub = DurableFile.canonicalPath(dir.path, system: .live) + "/sub"
         plan.fail(.mkdir, on: .exactly(sub), with: EACCES)
         defaults.set(1, forKey: "a")
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .writeFailed && error?.errno == EACCES, "\(String(describing: error))")
         #expect(error?.path == sub)
         #expect(try dir.contents() == [])
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(url) == "{\n  \"a\": 1\n}\n")
     }
 
@@ -426,7 +426,7 @@ struct InProcessFaultTests {
         #expect(subject.defaults.store.fileStorage?.file.system.faults === subject.plan)
         #expect(plain.store.fileStorage?.file.system.faults == nil)
         plain.set(1, forKey: "a")
-        try plain.flush()
+        try plain.save()
         #expect(try text(other.file()) == "{\n  \"a\": 1\n}\n")
         #expect(!subject.plan.records.contains { $0.path?.hasPrefix(other.path) == true })
     }

@@ -24,7 +24,7 @@ import Testing
         let key = Defaults.Key<JSONValue>("deep", default: .null)
         let defaults = try openFresh(dir.file(), options: options)
         try defaults.set(Self.nested(600), for: key)
-        try defaults.flush()
+        try defaults.save()
         #expect(try openFresh(dir.file(), options: options).value(for: key) == Self.nested(600))
 
         let error = try #require(throws: DefaultsError.self) { try defaults.set(Self.nested(1000), for: key) }

@@ -57,7 +57,7 @@ import Testing
         // the value the file holds stays until then, and nothing else is merged away.
         #expect(defaults[value] == .null)
         #expect(errors.errors.contains { $0.code == .decodingFailed })
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == Self.file)
         #expect(defaults.object(forKey: "w") == .number(3))
     }

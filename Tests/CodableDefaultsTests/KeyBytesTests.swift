@@ -39,7 +39,7 @@ import Testing
         defaults[decomposed] = 2
         #expect(defaults[composed] == 1)
         #expect(defaults[decomposed] == 2)
-        try defaults.flush()
+        try defaults.save()
 
         // Sorted by UTF-8 bytes: 65 before C3.
         let expected: [UInt8] =
@@ -74,7 +74,7 @@ import Testing
         #expect(defaults.integer(forKey: Self.composed) == 1)
         defaults.removeValue(forKey: Self.composed)
         #expect(defaults.object(forKey: Self.composed) == nil, "the registered value is the other spelling's")
-        try defaults.flush()
+        try defaults.save()
         #expect(try bytes(url) == Array("{}\n".utf8))
     }
 
@@ -122,7 +122,7 @@ import Testing
         let rewritten: [UInt8] =
             Array("{\n  \"".utf8) + [0x65, 0xCC, 0x81] + Array("\": 9,\n  \"".utf8) + [0xC3, 0xA9]
             + Array("\": 5\n}\n".utf8)
-        try defaults.flush()
+        try await defaults.save()
         try Data(rewritten).write(to: url, options: .atomic)
         try defaults.reload()
         // The reload tells them, or the watcher that read the file first does, on the store's queue: wait.
@@ -225,8 +225,8 @@ import Testing
         #expect(first.store !== second.store)
         first[.count] = 1
         second[.count] = 2
-        try first.flush()
-        try second.flush()
+        try first.save()
+        try second.save()
         #expect(try text(dir.file(Self.composed + ".json")) == "{\n  \"count\": 1\n}\n")
         #expect(try text(dir.file(Self.decomposed + ".json")) == "{\n  \"count\": 2\n}\n")
     }

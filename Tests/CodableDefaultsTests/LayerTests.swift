@@ -34,20 +34,20 @@ import Testing
         _ = defaults.store.setArguments([MemberName("n"): Array("1".utf8)])
         defaults[key] = 4
         #expect(defaults[key] == 1)
-        #expect(defaults.source(of: key) == .argument)
+        #expect(defaults.source(for: key) == .argument)
         _ = defaults.store.setArguments([:])
         #expect(defaults[key] == 2)
-        #expect(defaults.source(of: key) == .values(label: "first"))
+        #expect(defaults.source(for: key) == .values(label: "first"))
         try defaults.setLayers(fallbacks: [.values(["n": 5], label: "fallback")])
         #expect(defaults[key] == 4, "without overrides the stored value wins")
-        #expect(defaults.source(of: key) == .stored(path: dir.file().path))
+        #expect(defaults.source(for: key) == .stored(path: dir.file().path))
         defaults.removeObject(forKey: "n")
         #expect(defaults[key] == 5)
-        #expect(defaults.source(of: key) == .values(label: "fallback"))
+        #expect(defaults.source(for: key) == .values(label: "fallback"))
         try defaults.setLayers()
         #expect(defaults[key] == 7)
-        #expect(defaults.source(of: key) == .registered)
-        #expect(defaults.source(of: Defaults.Key<Int>("other", default: 0)) == .default)
+        #expect(defaults.source(for: key) == .registered)
+        #expect(defaults.source(for: Defaults.Key<Int>("other", default: 0)) == .default)
     }
 
     @Test func environmentNamesMapKeysByTheDocumentedRule() {
@@ -70,7 +70,7 @@ import Testing
         #expect(defaults[Self.volume] == 0.9)
         #expect(defaults[Self.tags] == ["a", "b"])
         #expect(defaults[Self.port] == 8080)
-        #expect(defaults.source(of: Self.port) == .environment(variable: "S_SERVER_PORT"))
+        #expect(defaults.source(for: Self.port) == .environment(variable: "S_SERVER_PORT"))
         #expect(defaults.keys.isEmpty, "the environment lists no names, and nothing is stored")
     }
 
@@ -92,7 +92,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let defaults = try open(dir, overrides: [.values(["volume": 0.1], label: "ops")])
         defaults[Self.volume] = 0.8
-        try defaults.flush()
+        try defaults.save()
         #expect(defaults[Self.volume] == 0.1)
         #expect(try openFresh(dir.file())[Self.volume] == 0.8)
         try defaults.setLayers()
@@ -122,7 +122,7 @@ import Testing
         try FileManager.default.createDirectory(at: etc.deletingLastPathComponent(), withIntermediateDirectories: true)
         try write("{\"volume\": 0.75}", to: etc)
         #expect(try await eventually { seen.values.last == 0.75 })
-        #expect(defaults.source(of: Self.volume) == .file(path: etc.path))
+        #expect(defaults.source(for: Self.volume) == .file(path: etc.path))
         token.cancel()
     }
 
@@ -135,7 +135,7 @@ import Testing
         #expect(persisted.wrappedValue == 0.25)
         let seen = Recorder<Double>()
         let token = defaults.observe(Self.volume) { seen.append($0.newValue) }
-        var updates = defaults.updates(Self.volume).makeAsyncIterator()
+        var updates = defaults.updates(for: Self.volume).makeAsyncIterator()
         #expect(await updates.next() == 0.25)
         try write("{\"volume\": 0.5, \"name\": \"etc\"}", to: etc)
         #expect(await updates.next() == 0.5)
@@ -172,7 +172,7 @@ import Testing
         #expect(defaults.string(forKey: "motto") == "two lines\n", "only one newline is dropped")
         #expect(defaults.object(forKey: ".hidden") == nil)
         #expect(defaults.object(forKey: "sub") == nil)
-        #expect(defaults.source(of: Self.name) == .file(path: secrets.appendingPathComponent("name").path))
+        #expect(defaults.source(for: Self.name) == .file(path: secrets.appendingPathComponent("name").path))
         #expect(Set(defaults.dictionaryRepresentation().keys) == ["motto", "name", "tags", "volume"])
     }
 
@@ -311,7 +311,7 @@ import Testing
         #expect(listed.map(\.isEffective) == [true, false, false, false])
         #expect(try defaults.layeredValues(forKey: "nothing").isEmpty)
         let secretKey = Defaults.Key<Double>("volume", default: 0, secret: true)
-        #expect(try defaults.layeredValues(of: secretKey).map(\.isSecret) == [true, true, true, true])
+        #expect(try defaults.layeredValues(for: secretKey).map(\.isSecret) == [true, true, true, true])
     }
 
     @Test func layersSitAboveAnInMemoryStoreToo() throws {
@@ -323,7 +323,7 @@ import Testing
         #expect(defaults[Self.name] == "stored")
         defaults.reset(Self.name)
         #expect(defaults[Self.name] == "fallback")
-        #expect(defaults.source(of: Self.name) == .values(label: "values"))
+        #expect(defaults.source(for: Self.name) == .values(label: "values"))
     }
 
     @Test func aBatchReadsLayersInTheSameLookupOrder() throws {
@@ -393,7 +393,7 @@ import Testing
         }
         #expect(seen == 0.25)
         #expect(defaults[Self.volume] == 0.375)
-        #expect(defaults.source(of: Self.volume) == .stored(path: dir.file().path))
+        #expect(defaults.source(for: Self.volume) == .stored(path: dir.file().path))
     }
 
     /// A value type whose decoder's error quotes the value it could not take.
@@ -411,7 +411,7 @@ import Testing
         // The same read of a key not marked secret shows the decoder's words, value and all: the test can see it.
         #expect(
             try #require(loudError(defaults, Defaults.Key<Mode>("mode", default: .fast))).description.contains(secret))
-        try defaults.flush()
+        try defaults.save()
         let error = #expect(throws: DefaultsError.self) { try defaults.modify(secretKey) { $0 = .slow } }
         #expect(error?.code == .decodingFailed)
         #expect(error.map { !$0.description.contains(secret) } == true, "\(String(describing: error))")
@@ -474,7 +474,7 @@ import Testing
         let defaults = try open(
             dir, overrides: [.environment(variables, prefix: "S_", names: ["volume": "LOUDNESS", "tags": "S_NAME"])])
         #expect(defaults[Self.volume] == 0.9)
-        #expect(defaults.source(of: Self.volume) == .environment(variable: "LOUDNESS"))
+        #expect(defaults.source(for: Self.volume) == .environment(variable: "LOUDNESS"))
         #expect(defaults[Self.name] == "Ann")
         #expect(defaults.object(forKey: "tags") == "Ann")
     }

@@ -44,7 +44,7 @@ import Testing
         #expect(defaults.keys.isEmpty)
         #expect(try bytes(dir.file()) == [], "opening writes nothing")
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{\n  \"count\": 1\n}\n")
 
         // With migrations: nothing to migrate or back up; the first save writes the newest version.
@@ -53,7 +53,7 @@ import Testing
         let migrated = try openFresh(dir.file("migrated.json"), options: .init(migrations: [step]))
         #expect(migrated.keys.isEmpty)
         migrated[.count] = 2
-        try migrated.flush()
+        try migrated.save()
         #expect(try text(dir.file("migrated.json")) == "{\n  \"$schemaVersion\": 3,\n  \"count\": 2\n}\n")
         #expect(!FileManager.default.fileExists(atPath: dir.file("migrated.json.v0.bak").path))
     }
@@ -67,15 +67,15 @@ import Testing
         let handle = try FileHandle(forWritingTo: dir.file())
         try handle.truncate(atOffset: 0)
         defaults[.count] = 1
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .invalidJSON, "\(String(describing: error))")
         #expect(error?.message.contains("empty") == true, "\(String(describing: error))")
         #expect(try bytes(dir.file()) == [], "the emptied file is not written over")
-        #expect(defaults.hasStoredValue(.count), "the change stays pending")
+        #expect(defaults.hasStoredValue(for: .count), "the change stays pending")
         // The other program finishes its in-place write; the next save merges with it.
         try handle.write(contentsOf: Data("{\"name\": \"new\"}".utf8))
         try handle.close()
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{\n  \"count\": 1,\n  \"name\": \"new\"\n}\n")
     }
 
@@ -175,7 +175,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(dir.file())
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         try write("{\"count\": 2,,}", to: dir.file())
         let before = try bytes(dir.file())
 
@@ -184,7 +184,7 @@ import Testing
         #expect(defaults[.count] == 1, "the last good state stays")
 
         defaults[.count] = 5
-        let flushError = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let flushError = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(flushError?.code == .invalidJSON)
         #expect(flushError?.line == 1)
         #expect(try bytes(dir.file()) == before)
@@ -192,7 +192,7 @@ import Testing
 
         // Once the file is fixed, the pending change is written on top of it.
         try write("{\"count\": 2, \"other\": true}", to: dir.file())
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{\n  \"count\": 5,\n  \"other\": true\n}\n")
     }
 
@@ -206,11 +206,11 @@ import Testing
         #expect(error?.key == "profile")
         #expect(error?.message.contains("age") == true)
         defaults[.volume] = 0.9
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{\n  \"profile\": {\"age\":\"old\",\"name\":\"X\"},\n  \"volume\": 0.9\n}\n")
         // Setting the key replaces the bad value.
         defaults[.profile] = Profile(name: "Y", age: 2)
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()).contains("\"profile\": {\"age\":2,\"name\":\"Y\"}"))
     }
 }

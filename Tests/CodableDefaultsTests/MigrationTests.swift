@@ -75,10 +75,10 @@ import Testing
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(
             dir.file(), options: .init(migrations: [Self.renameSoundLevel, Self.percentToFraction]))
-        try defaults.flush()
+        try defaults.save()
         #expect(!FileManager.default.fileExists(atPath: dir.file().path), "opening alone writes nothing")
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{\n  \"$schemaVersion\": 2,\n  \"count\": 1\n}\n")
     }
 
@@ -102,7 +102,7 @@ import Testing
         #expect(errors.errors.allSatisfy { $0.code == .reservedKey })
         #expect(defaults.keys.isEmpty)
         #expect(defaults.dictionaryRepresentation().isEmpty)
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{\n  \"$schemaVersion\": 3\n}\n", "kept without migrations configured")
     }
 
@@ -125,7 +125,7 @@ import Testing
         #expect(errors.errors.first?.path == dir.file(aside[0]).path)
         #expect(errors.errors.first?.message.hasSuffix("the store started empty") == true)
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{\n  \"count\": 1\n}\n")
     }
 
@@ -152,12 +152,12 @@ import Testing
         let defaults = try openFresh(dir.file())
         defaults[.count] = 1
         defaults[.volume] = 0.1
-        try defaults.flush()
+        try defaults.save()
         let errors = ErrorLog()
         defaults.onError = errors.handler
         try write("{oops", to: dir.file())
         defaults[.count] = 2
-        #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(throws: DefaultsError.self) { try defaults.save() }
         let moved = try #require(try defaults.moveAsideUnreadableFile())
         #expect(try text(moved) == "{oops")
         let notice = try #require(errors.errors.last)
@@ -175,10 +175,10 @@ import Testing
         let url = dir.file()
         let defaults = try openFresh(url)
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         try write("{ broken", to: url)
         defaults.onError = { _ in
-            do { try defaults.flush() } catch {}
+            do { try defaults.save() } catch {}
         }
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
@@ -204,7 +204,7 @@ import Testing
         let heard = Recorder<Set<String>>()
         let token = defaults.observeAll { heard.append($0) }
         defaults[.token] = String(repeating: "x", count: 64)
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .fileTooLarge)
         defaults.discardUnsavedChanges()
         #expect(heard.values.last == ["token"], "\(heard.values)")
@@ -219,7 +219,7 @@ import Testing
         let defaults = try openFresh(dir.file(), options: options)
         try FileManager.default.removeItem(at: dir.file())
         defaults[.volume] = 0.3
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{\n  \"$schemaVersion\": 1,\n  \"volume\": 0.3\n}\n")
         #expect(try openFresh(dir.file(), options: options)[.volume] == 0.3, "the migration does not run again")
     }
@@ -233,9 +233,9 @@ import Testing
         try FileManager.default.removeItem(at: dir.file())
         let older = try openFresh(dir.file())
         older[.volume] = 0.9
-        try older.flush()
+        try older.save()
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         #expect(
             try text(dir.file()) == "{\n  \"$schemaVersion\": 1,\n  \"count\": 1,\n  \"volume\": 0.9\n}\n")
         let reopened = try openFresh(dir.file(), options: options)
@@ -252,11 +252,11 @@ import Testing
         let newer = try bytes(dir.file())
         defaults[.count] = 1
         for attempt in 1...2 {
-            let error = #expect(throws: DefaultsError.self, "attempt \(attempt)") { try defaults.flush() }
+            let error = #expect(throws: DefaultsError.self, "attempt \(attempt)") { try defaults.save() }
             #expect(error?.code == .unsupportedSchemaVersion, "\(String(describing: error))")
             #expect(error?.message.contains("version 2") == true, "\(String(describing: error))")
             #expect(try bytes(dir.file()) == newer, "not downgraded, no old-schema data written over it")
-            #expect(defaults.hasStoredValue(.count), "the change stays pending")
+            #expect(defaults.hasStoredValue(for: .count), "the change stays pending")
         }
         // Nothing left for the save at deinit to report.
         defaults.discardUnsavedChanges()

@@ -53,6 +53,6 @@ import Testing
         #expect(error?.code == .notDurable, "\(String(describing: error))")
         #expect(subject.defaults[count] == 2)
         #expect(try openFresh(subject.url)[count] == 2)
-        try subject.defaults.flush()  // retries the directory flush, which works now
+        try subject.defaults.save()  // retries the directory flush, which works now
     }
 }

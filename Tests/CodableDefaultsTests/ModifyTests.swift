@@ -70,7 +70,7 @@ import Testing
         let defaults = try openFresh(dir.file())
         let other = try openFresh(dir.file())
         other[.count] = 41
-        try other.flush()
+        try other.save()
         #expect(defaults[.count] == 0)
         let seen = try defaults.modify(.count) { value -> Int in
             value += 1
@@ -88,8 +88,8 @@ import Testing
         try defaults.modify(.count) { $0 = 7 }
         let reopened = try openFresh(dir.file())
         #expect(reopened[.count] == 7)
-        #expect(!reopened.hasStoredValue(.volume))
-        try defaults.flush()
+        #expect(!reopened.hasStoredValue(for: .volume))
+        try defaults.save()
         #expect(try openFresh(dir.file())[.volume] == 0.9)
     }
 
@@ -111,7 +111,7 @@ import Testing
         try defaults.modify(.count) { _ in }
         try defaults.modify(.volume) { _ in }
         #expect(defaults.store.writeCount == writes)
-        #expect(!defaults.hasStoredValue(.volume))
+        #expect(!defaults.hasStoredValue(for: .volume))
     }
 
     @Test func theClosureGetsTheRegisteredValueWhenNothingIsStored() throws {
@@ -119,17 +119,17 @@ import Testing
         defaults.register(defaults: ["count": 5])
         try defaults.modify(.count) { $0 += 1 }
         #expect(defaults[.count] == 6)
-        #expect(defaults.hasStoredValue(.count))
+        #expect(defaults.hasStoredValue(for: .count))
     }
 
     @Test func settingNilRemovesTheStoredValue() throws {
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(dir.file())
         defaults[.token] = "secret"
-        try defaults.flush()
+        try defaults.save()
         try defaults.modify(.token) { $0 = nil }
-        #expect(!defaults.hasStoredValue(.token))
-        #expect(!(try openFresh(dir.file()).hasStoredValue(.token)))
+        #expect(!defaults.hasStoredValue(for: .token))
+        #expect(!(try openFresh(dir.file()).hasStoredValue(for: .token)))
     }
 
     @Test func theArgumentDomainIsNotAppliedToTheClosureAndKeepsOverridingReads() throws {
@@ -186,7 +186,7 @@ import Testing
                 try defaults.modify(.count) { count in
                     count = 1
                     for call in [
-                        { try defaults.flush() }, { try defaults.reload() },
+                        { try defaults.save() }, { try defaults.reload() },
                         { try defaults.modify(.volume) { $0 = 1 } },
                     ]
                         as [() throws -> Void]
@@ -207,7 +207,7 @@ import Testing
         #expect(defaults[.count] == 1)
         #expect(defaults[.token] == "set inside")
         #expect(defaults[.volume] == 0.5)
-        try defaults.flush()
+        try defaults.save()
         let reopened = try openFresh(dir.file())
         #expect(reopened[.count] == 1)
         #expect(reopened[.token] == "set inside")
@@ -234,7 +234,7 @@ import Testing
         try #require(entered.wait(timeout: .now() + 30) == .success)
         defaults[.volume] = 0.75
         release.signal()
-        try defaults.flush()  // waits for the update, then writes
+        try defaults.save()  // waits for the update, then writes
         try #require(updated.wait(timeout: .now() + 30) == .success)
         let reopened = try openFresh(dir.file())
         #expect(reopened[.count] == 2)
@@ -254,11 +254,11 @@ import Testing
             try defaults.modify(.profile) { $0.name = String(repeating: "x", count: 100) }
         } throws: { ($0 as? DefaultsError)?.code == .fileTooLarge }
         #expect(defaults[.profile] == Profile(name: "Guest", age: 0))
-        #expect(!defaults.hasStoredValue(.profile))
+        #expect(!defaults.hasStoredValue(for: .profile))
         #expect(try text(dir.file()) == before)
         // Nothing is pending either: a flush writes nothing.
         let writes = defaults.store.writeCount
-        try defaults.flush()
+        try defaults.save()
         #expect(defaults.store.writeCount == writes)
         try defaults.modify(.profile) { $0.age = 1 }
         #expect(changes.values.map(\.newValue) == [Profile(name: "Guest", age: 1)])

@@ -94,7 +94,7 @@ import Testing
             try defaults.set(
                 try JSONValue(parsing: literal), for: Defaults.Key<JSONValue>("typed\(index)", default: .null))
         }
-        try defaults.flush()
+        try defaults.save()
         let lines = Set(try text(dir.file()).split(separator: "\n").map { $0.hasSuffix(",") ? $0.dropLast() : $0 })
         for (index, literal) in Self.literals.enumerated() {
             #expect(lines.contains("  \"set\(index)\": {\"x\":\(literal)}"), "\(literal)")
@@ -147,11 +147,11 @@ import Testing
         let fits = try JSONValue(parsing: String(repeating: "[", count: 511) + String(repeating: "]", count: 511))
         try defaults.set(fits, for: Defaults.Key<JSONValue>("fits", default: .null))
         // The untyped set encodes at the save, which refuses it (and keeps the file readable).
-        let saveError = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let saveError = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(saveError?.code == .encodingFailed)
         #expect(saveError?.key == "untyped")
         #expect((saveError?.description.count ?? .max) < 500, "the error does not embed the value")
-        try defaults.flush()
+        try defaults.save()
 
         let reopened = try openFresh(dir.file())
         #expect(reopened.object(forKey: "fits") == fits)

@@ -134,7 +134,7 @@ func tracking<T>(_ read: () -> T) -> ChangeSignal {
         let signal = tracking { mine[.volume] }
         let theirs = try openFresh(dir.file())
         theirs[.volume] = 0.3
-        try theirs.flush()
+        try theirs.save()
         // The tracked read started the watcher, which may take the save in before the reload does (then the
         // reload finds nothing new, and the watcher's notice comes on the store's queue): wait for the signal.
         try mine.reload()
@@ -158,7 +158,7 @@ func tracking<T>(_ read: () -> T) -> ChangeSignal {
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(dir.file())
         defaults[.volume] = 0.8
-        try defaults.flush()
+        try defaults.save()
         defaults[.volume] = 0.9
         let signal = tracking { defaults[.volume] }
         defaults.discardUnsavedChanges()
@@ -182,7 +182,7 @@ func tracking<T>(_ read: () -> T) -> ChangeSignal {
         let loud = tracking { try? defaults.value(for: .volume) }
         let integer = tracking { defaults.integer(forKey: "count") }
         let typed = tracking { defaults.value(Int.self, forKey: "count") }
-        let stored = tracking { defaults.hasStoredValue(.volume) }
+        let stored = tracking { defaults.hasStoredValue(for: .volume) }
         let storedByName = tracking { defaults.hasStoredValue(forKey: "count") }
         defaults[.volume] = 0.8
         #expect((loud.count, stored.count) == (1, 1))

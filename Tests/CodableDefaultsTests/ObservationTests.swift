@@ -53,7 +53,7 @@ import Testing
         defaults[.count] = 2
         defaults.removeAll()
         defaults[.count] = 3
-        try defaults.flush()
+        try await defaults.save()
         try write("{\"count\": 9}", to: dir.file())
         try defaults.reload()
         try defaults.reload()
@@ -140,7 +140,7 @@ import Testing
             }
         }
         #expect(defaults[.count] == 1)
-        #expect(!defaults.hasStoredValue(.volume))
+        #expect(!defaults.hasStoredValue(for: .volume))
         #expect(seen.values.isEmpty)
         #expect(try bytes(dir.file()) == before)
         _ = token
@@ -312,7 +312,7 @@ import Testing
     @Test func updatesStartWithTheCurrentValueAndFollowChanges() async {
         let defaults = Defaults.inMemory()
         defaults[.count] = 1
-        var iterator = defaults.updates(.count).makeAsyncIterator()
+        var iterator = defaults.updates(for: .count).makeAsyncIterator()
         #expect(await iterator.next() == 1)
         defaults[.count] = 2
         defaults[.count] = 2
@@ -326,7 +326,7 @@ import Testing
         let defaults = Defaults.inMemory()
         let seen = Recorder<Int>()
         let task = Task {
-            for await value in defaults.updates(.count) { seen.append(value) }
+            for await value in defaults.updates(for: .count) { seen.append(value) }
         }
         #expect(try await eventually { seen.values == [0] })
         defaults[.count] = 5
@@ -339,7 +339,7 @@ import Testing
     @Test func updatesReleaseTheirObserverWhenTheSequenceIsDropped() async throws {
         let defaults = Defaults.inMemory()
         do {
-            let sequence = defaults.updates(.count)
+            let sequence = defaults.updates(for: .count)
             #expect(defaults.store.observerCount == 1)
             _ = sequence
         }
@@ -353,9 +353,9 @@ import Testing
         let seen = Recorder<Int>()
         let token = mine.observe(.count) { seen.append($0.newValue) }
         theirs[.count] = 8
-        try theirs.flush()
+        try await theirs.save()
         mine[.volume] = 0.3
-        try mine.flush()  // merges the other store's write
+        try await mine.save()  // merges the other store's write
         #expect(try await eventually { seen.values == [8] })
         #expect(try text(dir.file()) == "{\n  \"count\": 8,\n  \"volume\": 0.3\n}\n")
         _ = token
@@ -375,7 +375,7 @@ import Testing
         }
         let b = try openFresh(url)
         b[.count] = 5
-        try b.flush()
+        try await b.save()
         // Told by the reload, or (on the store's queue, maybe after the reload returns) by the watcher that
         // read the file first: wait for the call rather than expect it to have happened already.
         try a.reload()

@@ -49,7 +49,7 @@ import Testing
         try Self.makeLinkedTree(in: directory.url)
         let defaults = try Defaults(url: URL(fileURLWithPath: directory.path + "/link/../new.json"), saveMode: .manual)
         defaults.set(1, forKey: "a")
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(directory.url.appendingPathComponent("real/new.json")) == "{\n  \"a\": 1\n}\n")
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/new.json"))
     }
@@ -63,7 +63,7 @@ import Testing
             url: URL(fileURLWithPath: directory.path + "/missing/../s.json"), saveMode: .manual)
         #expect(defaults.keys.isEmpty, "read as the kernel reads it: missing")
         defaults.set(2, forKey: "b")
-        #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(throws: DefaultsError.self) { try defaults.save() }
         defaults.discardUnsavedChanges()
         #expect(try bytes(directory.file("s.json")) == before, "the file that was not read is not written over")
         #expect(try directory.contents() == ["s.json"], "no directory was made")

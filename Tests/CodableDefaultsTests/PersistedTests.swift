@@ -93,7 +93,7 @@ enum App {
         let settings = PlayerSettings(store: store)
         #expect(settings.launches == 41)
         #expect(settings.volume == 0.7)
-        try store.flush()
+        try store.save()
         #expect(try text(dir.file()) == "{\"launches\": 41, \"volume\": 0.7}", "nothing written by declaring")
     }
 
@@ -126,7 +126,7 @@ enum App {
         #expect(settings.volume == 0.5)
         #expect(errors.errors.map(\.key) == ["volume"])
         settings.launches = 1
-        try store.flush()
+        try store.save()
         #expect(try text(dir.file()) == "{\n  \"launches\": 1,\n  \"volume\": \"loud\"\n}\n")
     }
 

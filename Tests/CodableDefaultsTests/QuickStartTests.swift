@@ -18,7 +18,7 @@ import Testing
             defaults[.token] = nil
             defaults.reset(.volume)
             let p = try defaults.value(for: .profile)
-            try defaults.flush()
+            try defaults.save()
             #expect(p == Profile(name: "Guest", age: 1))
 
             let manual = try Defaults(url: url, saveMode: .manual)
@@ -38,7 +38,7 @@ import Testing
             $0[.volume] = 0.2
             $0[.profile].name = "B"
         }
-        var updates = defaults.updates(.volume).makeAsyncIterator()
+        var updates = defaults.updates(for: .volume).makeAsyncIterator()
         #expect(await updates.next() == 0.2)
         #expect(seen.values == [0.2])
         _ = (token, all)

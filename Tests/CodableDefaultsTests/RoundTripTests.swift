@@ -26,7 +26,7 @@ import Testing
         do {
             let defaults = try openFresh(dir.file())
             defaults[key] = value
-            try defaults.flush()
+            try defaults.save()
         }
         return try openFresh(dir.file()).value(for: key)
     }
@@ -50,7 +50,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(dir.file())
         defaults[Defaults.Key<[Double]>("d", default: [])] = [.infinity, -.infinity, .nan]
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{\n  \"d\": [\"+Infinity\",\"-Infinity\",\"NaN\"]\n}\n")
     }
 
@@ -91,6 +91,6 @@ import Testing
         #expect(defaults[key] == 9)
         defaults[key] = nil  // removes: back to the default
         #expect(defaults[key] == 5)
-        #expect(!defaults.hasStoredValue(key))
+        #expect(!defaults.hasStoredValue(for: key))
     }
 }

@@ -16,10 +16,10 @@ import Testing
         defaults[.count] = 1
         defaults[.count] = 2
         #expect(!FileManager.default.fileExists(atPath: dir.file().path))
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{\n  \"count\": 2\n}\n")
         #expect(defaults.store.writeCount == 1)
-        try defaults.flush()
+        try defaults.save()
         #expect(defaults.store.writeCount == 1, "nothing changed, nothing written")
     }
 
@@ -62,7 +62,7 @@ import Testing
         never[.count] = 1
         never[.count] = 2
         #expect(never.store.isSaveScheduled)
-        try never.flush()
+        try await never.save()
         #expect(try text(dir.file("late.json")) == "{\n  \"count\": 2\n}\n")
 
         let cases: [(Duration, UInt64)] = [
@@ -87,7 +87,7 @@ import Testing
             let url = dir.file("\(name).json")
             let defaults = try openFresh(url, saveMode: .manual, options: .init(lockTimeout: timeout))
             defaults[.count] = 1
-            try defaults.flush()
+            try defaults.save()
             #expect(try text(url) == "{\n  \"count\": 1\n}\n", "\(name)")
         }
         // Held by another open file description (flock locks conflict between them, even in one process).
@@ -97,7 +97,7 @@ import Testing
         defer { close(holder) }
         let defaults = try openFresh(url, saveMode: .manual, options: .init(lockTimeout: .milliseconds(-5)))
         defaults[.count] = 2
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .lockTimeout, "tried once and failed at once: \(String(describing: error))")
         defaults.discardUnsavedChanges()
     }
@@ -118,16 +118,16 @@ import Testing
         let url = dir.url.appendingPathComponent("blocker/settings.json")
         let defaults = try openFresh(url)
         defaults[.count] = 9
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .writeFailed)
         #expect(error?.errno == ENOTDIR, "\(String(describing: error))")
         #expect(error?.path?.hasPrefix(dir.file("blocker").path) == true)
         #expect(defaults[.count] == 9)
-        #expect(defaults.hasStoredValue(.count))
+        #expect(defaults.hasStoredValue(for: .count))
 
         try FileManager.default.removeItem(at: dir.file("blocker"))
         try FileManager.default.createDirectory(at: dir.file("blocker"), withIntermediateDirectories: false)
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(url) == "{\n  \"count\": 9\n}\n")
     }
 
@@ -135,15 +135,15 @@ import Testing
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(dir.file(), options: .init(maximumFileSize: 100))
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         let before = try bytes(dir.file())
         defaults[Defaults.Key<String>("big", default: "")] = String(repeating: "x", count: 200)
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .fileTooLarge)
         #expect(try bytes(dir.file()) == before, "nothing written")
-        #expect(defaults.hasStoredValue(Defaults.Key<String>("big", default: "")), "the change stays pending")
+        #expect(defaults.hasStoredValue(for: Defaults.Key<String>("big", default: "")), "the change stays pending")
         defaults.reset(Defaults.Key<String>("big", default: ""))
-        try defaults.flush()
+        try defaults.save()
         #expect(try openFresh(dir.file(), options: .init(maximumFileSize: 100))[.count] == 1)
     }
 
@@ -152,7 +152,7 @@ import Testing
         let defaults = try openFresh(dir.file())
         defaults[.count] = 1
         defaults[.volume] = 0.1
-        try defaults.flush()
+        try defaults.save()
         let seen = Recorder<Int>()
         let token = defaults.observe(.count) { seen.append($0.newValue) }
         defaults[.count] = 2
@@ -164,7 +164,7 @@ import Testing
         #expect(defaults[.token] == nil)
         #expect(seen.values == [2, 1])
         let writes = defaults.store.writeCount
-        try defaults.flush()
+        try defaults.save()
         #expect(defaults.store.writeCount == writes, "nothing left to write")
         _ = token
     }
@@ -175,14 +175,14 @@ import Testing
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let defaults = try openFresh(url)
-        try defaults.flush()
+        try defaults.save()
         defaults[.count] = 1  // pending, new to the file
         let lockPath = dir.path + "/.settings.json.lock"
         let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)
         #expect(flock(fd, LOCK_EX) == 0)
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
-            do { try defaults.flush() } catch { Issue.record("\(error)") }
+            do { try defaults.save() } catch { Issue.record("\(error)") }
             done.signal()
         }
         // The save has encoded 1 and waits for the lock.
@@ -191,9 +191,9 @@ import Testing
         flock(fd, LOCK_UN); close(fd)
         done.wait()
         defaults.discardUnsavedChanges()
-        try defaults.flush()
-        let mem = defaults.hasStoredValue(.count)
-        let disk = try openFresh(url).hasStoredValue(.count)
+        try defaults.save()
+        let mem = defaults.hasStoredValue(for: .count)
+        let disk = try openFresh(url).hasStoredValue(for: .count)
         let fileText = try text(url)
         #expect(mem == disk, "memory: stored=\(mem) value=\(defaults[.count]); file: \(fileText)")
     }
@@ -239,12 +239,12 @@ import Testing
         let defaults = try openFresh(dir.file())
         defaults[key] = Flaky(fail: false)
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         let seen = Recorder<Bool>()
         let token = defaults.observe(key) { seen.append($0.newValue.fail) }
         defaults[key] = Flaky(fail: true)
         defaults[.count] = 2
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(seen.values == [true, false], "observers hear of the revert")
         _ = token
         #expect(error?.code == .encodingFailed)
@@ -274,19 +274,19 @@ import Testing
         let loud = #expect(throws: DefaultsError.self) { try defaults.set(Self.nested(21), for: deep) }
         #expect(loud?.code == .encodingFailed && loud?.key == "deep", "\(String(describing: loud))")
         #expect(loud?.message.contains("limit of 16") == true, "\(String(describing: loud))")
-        #expect(!defaults.hasStoredValue(deep))
+        #expect(!defaults.hasStoredValue(for: deep))
 
         // The subscript's value is refused at the save, like a value that fails to encode: reverted, thrown.
         defaults[deep] = Self.nested(21)
         defaults[.count] = 1
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .encodingFailed && error?.key == "deep", "\(String(describing: error))")
-        #expect(!defaults.hasStoredValue(deep), "reverted to what the file holds")
+        #expect(!defaults.hasStoredValue(for: deep), "reverted to what the file holds")
         #expect(try text(dir.file()) == "{\n  \"count\": 1\n}\n", "the other change is written")
 
         // 15 levels are 16 in the file, with its top-level object: the most the limit allows.
         defaults[deep] = Self.nested(15)
-        try defaults.flush()
+        try defaults.save()
         let reopened = try openFresh(dir.file(), options: options)
         #expect(reopened[deep] == Self.nested(15))
         #expect(errors.errors.isEmpty, "\(errors.errors)")

@@ -21,12 +21,12 @@ import Testing
         defaults[.volume] = 0.25
         defaults[.profile] = Profile(name: "Ann", age: 3)
         #expect(try storage.read()?.members == [], "nothing is written before the flush")
-        try defaults.flush()
+        try defaults.save()
         let members = try #require(try storage.read()?.members)
         #expect(members.map(\.key) == ["profile", "volume"])
         #expect(members.map { String(decoding: $0.value, as: UTF8.self) } == ["{\"age\":3,\"name\":\"Ann\"}", "0.25"])
         defaults.reset(.volume)
-        try defaults.flush()
+        try defaults.save()
         #expect(try storage.read()?.members.map(\.key) == ["profile"])
     }
 
@@ -41,20 +41,20 @@ import Testing
             !defaults.store.state.withLock { $0.members.cells[MemberName("volume")]!.isDirty }, "saved, not a change")
         storage.inject([MemberChange(name: "volume", value: nil)])
         #expect(try await eventually { seen.values == [0.75, 0.5] })
-        #expect(!defaults.hasStoredValue(.volume))
+        #expect(!defaults.hasStoredValue(for: .volume))
         token.cancel()
     }
 
     @Test func anUnsavedLocalChangeWinsOverAnOutsideChangeAndIsWrittenOverIt() async throws {
         let (defaults, storage) = opened()
         defaults[.count] = 1
-        try defaults.flush()
+        try await defaults.save()
         defaults[.count] = 2
         storage.inject([MemberChange(name: "count", value: json("3")), MemberChange(name: "other", value: json("4"))])
         defaults.store.takeInOutsideChanges()
         #expect(defaults[.count] == 2, "the unsaved change stays")
         #expect(defaults.integer(forKey: "other") == 4, "the outside change of another key is taken in")
-        try defaults.flush()
+        try await defaults.save()
         let members = try #require(try storage.read()?.members)
         #expect(members.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" } == ["count=2", "other=4"])
     }
@@ -66,7 +66,7 @@ import Testing
         // Not signalled (no one runs the queue's check before the write): the write finds it.
         storage.inject([MemberChange(name: "theirs", value: json("\"x\""))])
         defaults[.count] = 5
-        try defaults.flush()
+        try await defaults.save()
         #expect(defaults.string(forKey: "theirs") == "x")
         #expect(try await eventually { seen.values.contains(["theirs"]) })
         token.cancel()
@@ -79,7 +79,7 @@ import Testing
         defaults[.count] = 3
         defaults.set(4, forKey: "other")
         #expect(defaults.store.state.withLock { $0.members.dirty.map(\.name) } == ["count", "other"])
-        try defaults.flush()
+        try defaults.save()
         let members = try #require(try storage.read()?.members)
         #expect(members.map { "\($0.key)=\(String(decoding: $0.value, as: UTF8.self))" } == ["count=3", "other=4"])
         #expect(defaults.store.state.withLock { $0.members.dirty.isEmpty })
@@ -88,7 +88,7 @@ import Testing
     @Test func discardingRevertsToWhatTheStorageHolds() throws {
         let (defaults, _) = opened()
         defaults[.count] = 1
-        try defaults.flush()
+        try defaults.save()
         defaults[.count] = 2
         defaults.discardUnsavedChanges()
         #expect(defaults[.count] == 1)
@@ -104,7 +104,7 @@ import Testing
         }
         let defaults = Defaults.inMemory()
         defaults.set(Unencodable(), forKey: "bad")
-        let error = #expect(throws: DefaultsError.self) { try defaults.flush() }
+        let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .encodingFailed)
         #expect(!defaults.hasStoredValue(forKey: "bad"))
     }

@@ -12,7 +12,7 @@ struct UpdatesTests {
     /// changes several watched keys is one element.
     @Test func namesArriveInOrderAndABatchIsOneElement() async {
         let defaults = Defaults.inMemory()
-        var names = defaults.updates(of: .volume, .profile, .count, options: []).makeAsyncIterator()
+        var names = defaults.updates(forAnyOf: .volume, .profile, .count, options: []).makeAsyncIterator()
         defaults[.volume] = 0.1
         defaults[.count] = 1
         defaults[.volume] = 0.1  // equal: nothing
@@ -38,7 +38,7 @@ struct UpdatesTests {
         let defaults = Defaults.inMemory()
         let first = Defaults.Key<Compared>("first", default: Compared(value: 0))
         let second = Defaults.Key<Compared>("second", default: Compared(value: 0))
-        var names = defaults.updates(of: first, second, options: []).makeAsyncIterator()
+        var names = defaults.updates(forAnyOf: first, second, options: []).makeAsyncIterator()
         let before = Compared.comparisons.withLock { $0 }
         defaults.batch { batch in
             batch[first] = Compared(value: 1)
@@ -52,7 +52,7 @@ struct UpdatesTests {
     @Test func initialElementNamesEveryKey() async {
         let defaults = Defaults.inMemory()
         defaults[.count] = 4
-        var names = defaults.updates(of: [.count, .volume, .count]).makeAsyncIterator()
+        var names = defaults.updates(forAnyOf: [.count, .volume, .count]).makeAsyncIterator()
         #expect(await names.next() == ["count", "volume"])
         defaults[.count] = 5
         #expect(await names.next() == ["count"])
@@ -63,8 +63,8 @@ struct UpdatesTests {
     @Test func skippingTheCurrentValue() async {
         let defaults = Defaults.inMemory()
         defaults[.count] = 4
-        var names = defaults.updates(of: .count, .volume, options: []).makeAsyncIterator()
-        var values = defaults.updates(.count, options: []).makeAsyncIterator()
+        var names = defaults.updates(forAnyOf: .count, .volume, options: []).makeAsyncIterator()
+        var values = defaults.updates(for: .count, options: []).makeAsyncIterator()
         defaults[.count] = 5
         #expect(await names.next() == ["count"])
         #expect(await values.next() == 5)
@@ -74,7 +74,7 @@ struct UpdatesTests {
     @Test func singleKeyStartsWithTheCurrentValueByDefault() async {
         let defaults = Defaults.inMemory()
         defaults[.count] = 4
-        var values = defaults.updates(.count).makeAsyncIterator()
+        var values = defaults.updates(for: .count).makeAsyncIterator()
         defaults[.count] = 5
         #expect(await values.next() == 4)
         #expect(await values.next() == 5)
@@ -85,7 +85,7 @@ struct UpdatesTests {
         let defaults = Defaults.inMemory()
         let seen = Recorder<Set<String>>()
         let task = Task {
-            for await names in defaults.updates(of: .volume, .count) { seen.append(names) }
+            for await names in defaults.updates(forAnyOf: .volume, .count) { seen.append(names) }
         }
         #expect(try await eventually { seen.values == [["volume", "count"]] })
         #expect(defaults.store.observerCount == 2)
@@ -100,7 +100,7 @@ struct UpdatesTests {
     @Test func droppingTheSequenceReleasesTheObserver() async throws {
         let defaults = Defaults.inMemory()
         do {
-            let sequence = defaults.updates(of: .volume, .count)
+            let sequence = defaults.updates(forAnyOf: .volume, .count)
             #expect(defaults.store.observerCount == 2)
             _ = sequence
         }
@@ -112,9 +112,9 @@ struct UpdatesTests {
         let dir = try TemporaryDirectory()
         let mine = try openFresh(dir.file())
         let theirs = try openFresh(dir.file())
-        var names = mine.updates(of: .volume, .count, options: []).makeAsyncIterator()
+        var names = mine.updates(forAnyOf: .volume, .count, options: []).makeAsyncIterator()
         theirs[.count] = 8
-        try theirs.flush()
+        try await theirs.save()
         #expect(await names.next() == ["count"])
         #expect(mine[.count] == 8)
     }
@@ -122,7 +122,7 @@ struct UpdatesTests {
     /// No keys: a sequence that yields nothing and registers no observer.
     @Test func noKeysRegistersNothing() {
         let defaults = Defaults.inMemory()
-        let sequence = defaults.updates(of: [])
+        let sequence = defaults.updates(forAnyOf: [])
         #expect(defaults.store.observerCount == 0)
         _ = sequence
     }

@@ -63,7 +63,7 @@ import Testing
         defaults.set(12.34 as Float, forKey: "key1")
         #expect(defaults.double(forKey: "key1") == 12.34)
         #expect(defaults.double(forKey: "key1") != Double(12.34 as Float))
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{\n  \"key1\": 12.34\n}\n")
     }
 
@@ -113,7 +113,7 @@ import Testing
         #expect(!defaults.hasStoredValue(forKey: "count"))
         #expect(defaults.integer(forKey: "count") == 7, "reads fall back to the registered value")
         #expect(changes.values == [.number(7)])
-        try defaults.flush()
+        try defaults.save()
         #expect(try text(dir.file()) == "{}\n")
         let errors = ErrorLog()
         defaults.onError = errors.handler

@@ -28,7 +28,7 @@ import Testing
         #expect(defaults.integer(forKey: "count") == 100)
         #expect(defaults[count] == 100)
         #expect(defaults.hasStoredValue(forKey: "count"))
-        try defaults.flush()
+        try defaults.save()
         let file = try text(dir.file())
         #expect(file == "{\n  \"count\": 42\n}\n", "argument and registered values are never written")
         #expect(try openFresh(dir.file())[count] == 42)
@@ -277,11 +277,11 @@ import Testing
         defaults.register(defaults: ["count": 5])
         #expect(defaults[.count] == 5)
         defaults[.count] = 9
-        #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(try bytes(dir.file()) == before)
         // Fixed by hand: the next save merges into it and the load error clears.
         try write("{\"other\": 1}", to: dir.file())
-        try defaults.flush()
+        try defaults.save()
         #expect(defaults.loadError == nil)
         #expect(try text(dir.file()) == "{\n  \"count\": 9,\n  \"other\": 1\n}\n")
     }

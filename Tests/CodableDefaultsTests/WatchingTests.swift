@@ -26,7 +26,7 @@ import Testing
         let tokens = stores.map { store in store.observe(marker) { seen.append($0.newValue) } }
         let theirs = try openFresh(url)
         theirs[marker] = value
-        try theirs.flush()
+        try await theirs.save()
         let passed = try await eventually(timeout: 30) { seen.values.filter { $0 == value }.count == stores.count }
         _ = tokens
         return passed
@@ -47,11 +47,11 @@ import Testing
         let (mine, seen, token) = try observed(dir.file())
         let theirs = try openFresh(dir.file())
         theirs[.count] = 3
-        try theirs.flush()
+        try await theirs.save()
         #expect(try await eventually { seen.values == [3] })
         #expect(mine[.count] == 3)
         theirs[.count] = 4
-        try theirs.flush()
+        try await theirs.save()
         #expect(try await eventually { seen.values == [3, 4] })
         _ = token
     }
@@ -88,7 +88,7 @@ import Testing
         let (mine, seen, token) = try observed(dir.file())
         try FileManager.default.removeItem(at: dir.file())
         #expect(try await eventually { seen.values == [0] })
-        #expect(!mine.hasStoredValue(.count))
+        #expect(!mine.hasStoredValue(for: .count))
         try write("{\"count\": 6}", to: dir.file())
         #expect(try await eventually { seen.values == [0, 6] })
         _ = token
@@ -106,14 +106,14 @@ import Testing
         #expect(errors.errors.first?.code == .invalidJSON)
         #expect(mine[.count] == 1, "the last good state stays")
         mine[.volume] = 0.2
-        #expect(throws: DefaultsError.self) { try mine.flush() }
+        #expect(throws: DefaultsError.self) { try mine.save() }
         #expect(try text(dir.file()) == "{\"count\": 2,")
 
         try write("{\"count\": 3}", to: dir.file())
         #expect(try await eventually { seen.values == [3] })
         // Every event about the bad version came before this one.
         #expect(errors.errors.count == 1, "reported once per version of the file: \(errors.errors)")
-        try mine.flush()
+        try await mine.save()
         #expect(try text(dir.file()) == "{\n  \"count\": 3,\n  \"volume\": 0.2\n}\n")
         _ = token
     }
@@ -125,7 +125,7 @@ import Testing
         let allToken = mine.observeAll { all.append($0) }
         for value in 1...5 {
             mine[.count] = value
-            try mine.flush()
+            try await mine.save()
         }
         #expect(try await passMarker(dir.file(), through: [mine]))
         // The marker's observer and this observeAll observer are told of the marker one after the other, on
@@ -145,7 +145,7 @@ import Testing
         let readsAfterOpening = mine.store.readCount
         for value in 1...5 {
             mine[.count] = value
-            try mine.flush()
+            try await mine.save()
         }
         #expect(try await passMarker(dir.file(), through: [mine]))
         #expect(mine.store.readCount == readsAfterOpening + 1, "reads after opening: \(mine.store.readCount)")
@@ -183,7 +183,7 @@ import Testing
         #expect(try await eventually { mine.store.isPolling })
         let theirs = try openFresh(url)
         theirs[.count] = 9
-        try theirs.flush()
+        try await theirs.save()
         #expect(try await eventually { seen.values == [9] })
         // Once the directory exists, it upgrades to events.
         #expect(try await eventually { !mine.store.isPolling })
@@ -216,7 +216,7 @@ import Testing
         for index in 0..<200 {
             let (defaults, _, token) = try observed(dir.file("s\(index).json"))
             defaults[.count] = index
-            try defaults.flush()
+            try defaults.save()
             token.cancel()
         }
         let after = try descriptors()

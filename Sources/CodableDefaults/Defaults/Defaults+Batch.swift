@@ -27,7 +27,7 @@ extension Defaults {
         /// Removes the stored values of `keys` when the batch is applied.
         ///
         /// - Parameter keys: The keys to reset.
-        public func reset(_ keys: Keys...) {
+        public func reset(_ keys: AnyKey...) {
             for key in keys { changes[MemberName(key.name)] = .absent }
         }
     }

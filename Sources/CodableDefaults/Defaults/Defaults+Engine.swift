@@ -18,7 +18,7 @@ extension Defaults {
         if let onError { store.onError = onError }
         try store.load()
         store.startWatching()
-        StoreRegistry.track(store)  // Saved by `flushAll()`, at exit and when an app is suspended.
+        StoreRegistry.track(store)  // Saved by `saveAll()`, at exit and when an app is suspended.
         self.init(store: store, saveMode: saveMode, url: nil)
     }
 

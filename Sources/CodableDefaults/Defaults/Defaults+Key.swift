@@ -5,11 +5,23 @@
 #endif
 
 extension Defaults {
+    /// The namespace your typed keys are declared in, as static members of an extension, so they can be written
+    /// with a leading dot (`defaults[.volume]`); another name for ``AnyKey``, the base of every key.
+    ///
+    /// ```swift
+    /// extension Defaults.Keys {
+    ///     static let volume = Defaults.Key<Double>("volume", default: 0.5)
+    /// }
+    /// ```
+    public typealias Keys = AnyKey
+
     // `@unchecked Sendable`: the compiler checks only final classes, and `Key` inherits from this one.
     // Every stored property is an immutable `Sendable` value.
-    /// The namespace for your typed keys, and the common base of every ``Defaults/Key``.
+    /// The common base of every ``Defaults/Key``: a key of any value type (its name and whether it is secret),
+    /// which APIs that take keys of several types accept (``reset(_:)-(AnyKey...)``, ``updates(forAnyOf:options:)-(AnyKey...,_)``).
+    /// Extend it through its namespace name, ``Keys``.
     ///
-    /// Declare keys as static members of an extension, so they can be written with a leading dot:
+    /// Declare keys as static members of an extension of ``Keys``, so they can be written with a leading dot:
     ///
     /// ```swift
     /// extension Defaults.Keys {
@@ -21,13 +33,17 @@ extension Defaults {
     /// A key is an immutable object: `Sendable`, usable with any number of stores, from any thread. The store
     /// uses the key object's identity to find its cached value quickly, so declare keys once (as `static let`)
     /// rather than creating a new key object for every access.
-    public class Keys: @unchecked Sendable {
+    public class AnyKey: @unchecked Sendable {
         /// The string the value is stored under: the member name in the JSON file. Any string works, dots and
         /// slashes included.
         public let name: String
 
         /// A number unique to this key object for the life of the process; the store's cache is indexed by it.
         let id: Int
+
+        /// An object that lives as long as the key: a store's cache slot holds it weakly, to tell when the key is
+        /// gone (see `Store/StoreState+Parts.swift`).
+        let lifetime = KeyLifetime()
 
         /// Whether the name is the reserved ``Defaults/schemaVersionKey``.
         let isReserved: Bool
@@ -48,7 +64,7 @@ extension Defaults {
         }
     }
 
-    // `@unchecked Sendable` because its superclass is (see `Keys`); its own stored properties are immutable
+    // `@unchecked Sendable` because its superclass is (see `AnyKey`); its own stored properties are immutable
     // and `Sendable`.
     /// A typed key: a name, a value type, and the value read when nothing is stored.
     ///
@@ -63,7 +79,7 @@ extension Defaults {
     /// one this key object last read or set changes nothing and writes nothing (observers, in any case, are
     /// called only for values that really differ). Two key objects with the same name share the stored
     /// value; each reads it as its own type.
-    public final class Key<Value: Codable & Sendable>: Keys, @unchecked Sendable {
+    public final class Key<Value: Codable & Sendable>: AnyKey, @unchecked Sendable {
         /// The value read when the store holds no value for the key (or holds one that does not decode).
         public let defaultValue: Value
 
@@ -92,7 +108,7 @@ extension Defaults {
         /// - Parameters:
         ///   - name: The name the value is stored under.
         ///   - defaultValue: The value read when nothing is stored.
-        ///   - secret: Whether the value is secret (see ``Defaults/Keys/isSecret``).
+        ///   - secret: Whether the value is secret (see ``Defaults/AnyKey/isSecret``).
         public convenience init(_ name: String, default defaultValue: Value, secret: Bool = false) {
             self.init(name: name, defaultValue: defaultValue, isEqual: nil, isSecret: secret)
         }
@@ -113,7 +129,7 @@ extension Defaults.Key where Value: Equatable {
     /// - Parameters:
     ///   - name: The name the value is stored under.
     ///   - defaultValue: The value read when nothing is stored.
-    ///   - secret: Whether the value is secret (see ``Defaults/Keys/isSecret``).
+    ///   - secret: Whether the value is secret (see ``Defaults/AnyKey/isSecret``).
     public convenience init(_ name: String, default defaultValue: Value, secret: Bool = false) {
         self.init(name: name, defaultValue: defaultValue, isEqual: { $0 == $1 }, isSecret: secret)
     }
@@ -124,7 +140,7 @@ extension Defaults.Key {
     ///
     /// - Parameters:
     ///   - name: The name the value is stored under.
-    ///   - secret: Whether the value is secret (see ``Defaults/Keys/isSecret``).
+    ///   - secret: Whether the value is secret (see ``Defaults/AnyKey/isSecret``).
     public convenience init<Wrapped>(_ name: String, secret: Bool = false) where Value == Wrapped? {
         self.init(name: name, defaultValue: nil, isEqual: nil, isSecret: secret)
     }
@@ -134,7 +150,7 @@ extension Defaults.Key {
     ///
     /// - Parameters:
     ///   - name: The name the value is stored under.
-    ///   - secret: Whether the value is secret (see ``Defaults/Keys/isSecret``).
+    ///   - secret: Whether the value is secret (see ``Defaults/AnyKey/isSecret``).
     public convenience init<Wrapped: Equatable>(_ name: String, secret: Bool = false) where Value == Wrapped? {
         self.init(name: name, defaultValue: nil, isEqual: { $0 == $1 }, isSecret: secret)
     }
@@ -175,3 +191,7 @@ enum KeyIdentity {
         }
     }
 }
+
+/// An object that lives exactly as long as one key object (its ``Defaults/AnyKey/lifetime``), so that a store's
+/// cache slot can hold it weakly and tell when the key is gone, without a weak reference to the key itself.
+final class KeyLifetime: Sendable {}

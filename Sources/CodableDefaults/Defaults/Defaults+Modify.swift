@@ -21,7 +21,7 @@ extension Defaults {
     ///
     /// `body` runs once, on the calling thread, and may read this store. What needs the store's lock is
     /// refused inside it with ``DefaultsError/Code-swift.struct/reentrantCall`` (and nothing of it is done): a
-    /// nested `modify` of the same store, ``flush()``, the save of an `.immediate` set (the set itself is
+    /// nested `modify` of the same store, `save()`, the save of an `.immediate` set (the set itself is
     /// kept, and saved later), ``reload()``, ``discardUnsavedChanges()``. Keep `body` short: other writers of the
     /// file wait for it, up to their ``Options/lockTimeout``. It must not wait for another thread that uses
     /// this store's lock.
@@ -37,7 +37,7 @@ extension Defaults {
     ///   decode as `Value`, `encodingFailed` when the new one does not encode, `reservedKey` or `keyTooLong`
     ///   for the key, or the write's error (`writeFailed`, `lockTimeout`, a file that no longer parses). In
     ///   every case nothing is written and the store's memory is unchanged. One exception: `notDurable`
-    ///   means the value is written and taken, but its durability could not be confirmed (see ``flush()``).
+    ///   means the value is written and taken, but its durability could not be confirmed (see `save()`).
     @discardableResult
     public func modify<Value, Result>(_ key: Key<Value>, _ body: (inout Value) throws -> Result) throws -> Result {
         if let refusal = refusalIfAny(key.name) { throw refusal }

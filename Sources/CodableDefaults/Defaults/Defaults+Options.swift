@@ -133,7 +133,7 @@ extension Defaults {
     /// The broken file is renamed to `<name>.corrupt-<timestamp>` beside it (never deleted), a
     /// ``DefaultsError/Code-swift.struct/fileMovedAside`` notice naming both files goes to ``onError``, and
     /// the store's state is written in its place. If the file parses, nothing is moved and this is a
-    /// ``flush()``.
+    /// `save()`.
     ///
     /// Once the rename succeeded the file counts as moved, even if flushing its directory then fails: the
     /// store keeps its state and writes it, and that write flushes the directory again. Only if that flush
@@ -143,7 +143,7 @@ extension Defaults {
     ///
     /// - Returns: The URL the broken file was moved to, or `nil` when nothing was moved.
     /// - Throws: ``DefaultsError``: `writeFailed` when the rename fails (the file is where it was, the state
-    ///   unchanged), `notDurable` as above, or what ``flush()`` throws when writing the state fails (the file
+    ///   unchanged), `notDurable` as above, or what `save()` throws when writing the state fails (the file
     ///   is then moved, and the state stays pending).
     @discardableResult
     public func moveAsideUnreadableFile() throws(DefaultsError) -> URL? {

@@ -13,7 +13,7 @@
 ///
 /// let defaults = try Defaults(url: settingsURL)
 /// defaults[.volume] = 0.8          // in memory at once, on disk after 500 ms of quiet
-/// try defaults.flush()             // on disk, durably, now
+/// try defaults.save()              // on disk, durably, now
 /// ```
 ///
 /// ## Threads
@@ -26,9 +26,9 @@
 /// one is visible through the other at once. A change schedules a save according to the ``SaveMode`` of the
 /// `Defaults` it was made through, and every save writes all of the store's unsaved changes (so a save
 /// triggered through one `Defaults` also writes changes made through a `.manual` one). Unsaved changes are
-/// also written by ``flush()``, when the last `Defaults` on the file goes away, and at normal process
+/// also written by `save()`, when the last `Defaults` on the file goes away, and at normal process
 /// exit. Writes are atomic (the file always holds a complete old or new version) and durable once
-/// ``flush()`` returns. A save merges into the file what other processes saved
+/// `save()` returns. A save merges into the file what other processes saved
 /// meanwhile, key by key, under a lock on the sidecar file `.<name>.lock`.
 ///
 /// ## Errors
@@ -47,7 +47,7 @@ public final class Defaults: Sendable {
         case afterIdle(Duration)
         /// Written, durably, before each change returns. The slowest mode; failures go to ``Defaults/onError``.
         case immediate
-        /// No save is scheduled: changes are written by ``Defaults/flush()``, by any save of the same store
+        /// No save is scheduled: changes are written by `save()`, by any save of the same store
         /// made through another `Defaults`, when the last `Defaults` on the file goes away, and at normal
         /// process exit.
         case manual
@@ -153,7 +153,7 @@ public final class Defaults: Sendable {
     /// Makes a store that lives in memory only and never touches the disk: for tests and previews.
     ///
     /// Each call makes a new, empty, independent store, with ``SaveMode/manual``. It behaves as a store on a
-    /// file whose writes go to memory: ``flush()`` encodes the unsaved values and keeps them as the store's
+    /// file whose writes go to memory: `save()` encodes the unsaved values and keeps them as the store's
     /// saved state (so a value that cannot be encoded is thrown as `encodingFailed`, as it would be for a
     /// file), ``discardUnsavedChanges()`` goes back to that state, and ``reload()`` reads it again.
     public static func inMemory() -> Defaults {
@@ -234,14 +234,14 @@ public final class Defaults: Sendable {
     /// Removes the stored values for `keys`: reads return the keys' defaults again.
     ///
     /// - Parameter keys: The keys to reset.
-    public func reset(_ keys: Keys...) {
+    public func reset(_ keys: AnyKey...) {
         reset(keys)
     }
 
     /// Removes the stored values for `keys`: reads return the keys' defaults again.
     ///
     /// - Parameter keys: The keys to reset.
-    public func reset(_ keys: [Keys]) {
+    public func reset(_ keys: [AnyKey]) {
         var names: [String] = []
         for key in keys {
             if key.isReserved {
@@ -254,7 +254,7 @@ public final class Defaults: Sendable {
     }
 
     /// Whether the store holds a value for `key` (rather than serving its default).
-    public func hasStoredValue(_ key: Keys) -> Bool {
+    public func hasStoredValue(for key: AnyKey) -> Bool {
         store.hasStoredValue(key.name)
     }
 
@@ -278,7 +278,7 @@ public final class Defaults: Sendable {
     /// Forgets every change not yet written: each changed key goes back to what the file held when the
     /// store last read or wrote it. Observers of keys whose values change are notified.
     ///
-    /// For a program that must leave the file as it was after a failed ``flush()`` (otherwise the changes
+    /// For a program that must leave the file as it was after a failed `save()` (otherwise the changes
     /// stay pending and are written by a later save, when the store goes away, or at exit).
     public func discardUnsavedChanges() {
         store.discardUnsavedChanges()
@@ -294,9 +294,13 @@ public final class Defaults: Sendable {
     ///   changed on disk and no longer parses). The file is then unchanged and every change stays pending
     ///   for the next save. One exception: `notDurable` means the file was written (the changes are saved,
     ///   and ``discardUnsavedChanges()`` has nothing to undo) but flushing its directory failed, so they may
-    ///   not survive a power loss; the next save or `flush()` retries the directory flush and throws
-    ///   `notDurable` again until it succeeds.
-    public func flush() throws(DefaultsError) {
+    ///   not survive a power loss; the next save retries the directory flush and throws `notDurable` again
+    ///   until it succeeds.
+    ///
+    /// Blocks the calling thread while it writes (and waits for another process's lock). From `async` code the
+    /// same call, `try await defaults.save()`, is `save()` asynchronous overload, which does not block the
+    /// task's thread.
+    public func save() throws(DefaultsError) {
         try store.save()
     }
 

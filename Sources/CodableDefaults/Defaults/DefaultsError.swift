@@ -44,7 +44,7 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// A rename in the store's directory happened, but flushing the directory after it failed, so it may not
         /// survive a power loss: the changes were written (the new file is in place and they count as saved), or
         /// an unreadable file was moved aside. The store retries the directory flush at the next save or
-        /// ``Defaults/flush()``, which throws this again until it succeeds.
+        /// `save()`, which throws this again until it succeeds.
         public static let notDurable = Code(rawValue: "notDurable")
         /// Another process held the sidecar lock file (``DefaultsError/path``) longer than
         /// ``Defaults/Options/lockTimeout``; nothing was written and the changes stay pending.
@@ -72,7 +72,7 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// two with one version, or a migration step that opens the store it is migrating.
         public static let invalidArgument = Code(rawValue: "invalidArgument")
         /// A closure given to ``Defaults/modify(_:_:)`` called what needs the store's save lock, which the
-        /// update holds while the closure runs (`flush()`, an `.immediate` save, `reload()`, a nested `modify`
+        /// update holds while the closure runs (`save()`, an `.immediate` save, `reload()`, a nested `modify`
         /// of the same store): the call is refused instead of waiting forever, and nothing it would do is done.
         public static let reentrantCall = Code(rawValue: "reentrantCall")
     }

@@ -212,7 +212,7 @@ extension Defaults {
     /// Which domain or layer supplies `key`'s effective value now.
     ///
     /// Thread-safe. Within a ``batch(_:)``, this is what the store holds, not the batch's own changes.
-    public func source<Value>(of key: Key<Value>) -> Source {
+    public func source<Value>(for key: Key<Value>) -> Source {
         store.source(of: key.name)
     }
 
@@ -266,10 +266,10 @@ extension Defaults {
     }
 
     /// Every value `key` has, in lookup order, as ``layeredValues(forKey:)`` lists them; when the key is secret
-    /// (``Keys/isSecret``), every value is marked secret, the stored one included.
+    /// (``AnyKey/isSecret``), every value is marked secret, the stored one included.
     ///
     /// - Throws: What ``layeredValues(forKey:)`` throws.
-    public func layeredValues<Value>(of key: Key<Value>) throws(DefaultsError) -> [LayeredValue] {
+    public func layeredValues<Value>(for key: Key<Value>) throws(DefaultsError) -> [LayeredValue] {
         try layeredValues(of: key.name, secret: key.isSecret)
     }
 

@@ -4,7 +4,7 @@ import Observation
 /// `body`) registers what it read, and the tracking's `onChange` runs when that changes.
 ///
 /// Reads that register: the subscript, ``value(for:)``, the string-key getters (``object(forKey:)``,
-/// ``integer(forKey:)`` and the others, ``value(_:forKey:)``), ``hasStoredValue(_:)`` and
+/// ``integer(forKey:)`` and the others, ``value(_:forKey:)``), ``hasStoredValue(for:)`` and
 /// ``hasStoredValue(forKey:)`` register the key they read; ``keys`` and ``dictionaryRepresentation()``
 /// register the set of names (and the latter each value it holds). A `@Persisted` property reads through its
 /// store, so it registers the same way.

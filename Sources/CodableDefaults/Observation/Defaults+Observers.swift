@@ -1,7 +1,7 @@
 extension Defaults {
     /// One change of a key's value, as delivered to an observer.
     ///
-    /// Its `description` (and `dump`) show the values, except a secret key's (``Keys/isSecret``): `<secret>`.
+    /// Its `description` (and `dump`) show the values, except a secret key's (``AnyKey/isSecret``): `<secret>`.
     public struct Change<Value: Sendable>: Sendable, CustomStringConvertible, CustomReflectable {
         /// The name of the key that changed.
         public let key: String
@@ -149,10 +149,10 @@ extension Defaults {
     /// The sequence never ends by itself. It ends, and releases its observer, when the task iterating it is
     /// cancelled or the sequence is released. Values are buffered without limit, so every change reaches a
     /// slow consumer in order. To follow several keys in one sequence, use
-    /// ``updates(of:options:)-(Keys...,_)``.
+    /// ``updates(forAnyOf:options:)-(AnyKey...,_)``.
     ///
     /// ```swift
-    /// for await volume in defaults.updates(.volume) {
+    /// for await volume in defaults.updates(for: .volume) {
     ///     player.volume = volume
     /// }
     /// ```
@@ -161,7 +161,7 @@ extension Defaults {
     ///   - key: The key to follow.
     ///   - options: `.initial` (the default) to start with the current value; `[]` to get changes only.
     /// - Returns: A sequence of the key's effective values.
-    public func updates<Value>(_ key: Key<Value>, options: ObservationOptions = [.initial]) -> AsyncStream<Value> {
+    public func updates<Value>(for key: Key<Value>, options: ObservationOptions = [.initial]) -> AsyncStream<Value> {
         AsyncStream { continuation in
             let token = observe(key, options: options) { change in continuation.yield(change.newValue) }
             continuation.onTermination = { _ in token.cancel() }

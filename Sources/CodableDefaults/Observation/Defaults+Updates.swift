@@ -2,7 +2,7 @@ import Dispatch
 
 extension Defaults {
     /// Writes every unsaved change to the file and returns once it is durable, without blocking the calling
-    /// task's thread: the asynchronous ``flush()``.
+    /// task's thread: the asynchronous form of the synchronous `save()`, chosen by `await`.
     ///
     /// The save runs on the store's own serial queue, a Dispatch thread outside Swift's cooperative thread pool,
     /// while the calling task is suspended; the pool's threads stay free for other tasks while the file is
@@ -23,10 +23,10 @@ extension Defaults {
     ///
     /// ```swift
     /// defaults[.volume] = 0.8
-    /// try await defaults.save()  // on disk, durably
+    /// try await defaults.save()   // on disk, durably
     /// ```
     ///
-    /// - Throws: What ``flush()`` throws, with the same meaning: ``DefaultsError`` (`writeFailed` with the path
+    /// - Throws: What the synchronous `save()` throws, with the same meaning: ``DefaultsError`` (`writeFailed` with the path
     ///   and `errno`, `lockTimeout`, the error of a file that changed on disk and no longer parses; the file is
     ///   then unchanged and every change stays pending), or `notDurable` when the file was written but flushing
     ///   its directory failed.
@@ -64,7 +64,7 @@ extension Defaults {
     /// ends, and releases its observer, when the task iterating it is cancelled or the sequence is released.
     ///
     /// ```swift
-    /// for await names in defaults.updates(of: .volume, .theme) {
+    /// for await names in defaults.updates(forAnyOf: .volume, .theme) {
     ///     if names.contains("volume") { player.volume = defaults[.volume] }
     ///     if names.contains("theme") { applyTheme(defaults[.theme]) }
     /// }
@@ -74,18 +74,19 @@ extension Defaults {
     ///   - keys: The keys to follow. A name given twice counts once.
     ///   - options: `.initial` (the default) to start with an element naming every key; `[]` to get changes only.
     /// - Returns: A sequence of sets of key names.
-    public func updates(of keys: Keys..., options: ObservationOptions = [.initial]) -> AsyncStream<Set<String>> {
-        updates(of: keys, options: options)
+    public func updates(forAnyOf keys: AnyKey..., options: ObservationOptions = [.initial]) -> AsyncStream<Set<String>>
+    {
+        updates(forAnyOf: keys, options: options)
     }
 
     /// Changes to any of several keys as an asynchronous sequence of the sets of names that changed: the array
-    /// form of ``updates(of:options:)-(Keys...,_)``.
+    /// form of ``updates(forAnyOf:options:)-(AnyKey...,_)``.
     ///
     /// - Parameters:
     ///   - keys: The keys to follow. A name given twice counts once.
     ///   - options: `.initial` (the default) to start with an element naming every key; `[]` to get changes only.
     /// - Returns: A sequence of sets of key names.
-    public func updates(of keys: [Keys], options: ObservationOptions = [.initial]) -> AsyncStream<Set<String>> {
+    public func updates(forAnyOf keys: [AnyKey], options: ObservationOptions = [.initial]) -> AsyncStream<Set<String>> {
         AsyncStream { continuation in
             guard !keys.isEmpty else { return }
             let observer = KeysObserver(store: store, keys: keys) { names in continuation.yield(names) }

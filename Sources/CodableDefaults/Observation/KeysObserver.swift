@@ -1,4 +1,4 @@
-/// Observes several typed keys, for ``Defaults/updates(of:options:)-(Keys...,_)``: each delivery hands its
+/// Observes several typed keys, for ``Defaults/updates(forAnyOf:options:)-(AnyKey...,_)``: each delivery hands its
 /// handler the names of the keys whose effective value really changed, so a batch that changes several of them
 /// is one call.
 ///
@@ -15,7 +15,7 @@ final class KeysObserver: Observer, @unchecked Sendable {
     private let handler: @Sendable (Set<String>) -> Void
 
     /// Reads the keys' current values (the ones later changes are compared with).
-    init(store: Store, keys: [Defaults.Keys], handler: @escaping @Sendable (Set<String>) -> Void) {
+    init(store: Store, keys: [Defaults.AnyKey], handler: @escaping @Sendable (Set<String>) -> Void) {
         var names: [String] = []
         var seen = Set<MemberName>()
         for key in keys where seen.insert(MemberName(key.name)).inserted { names.append(key.name) }

@@ -93,8 +93,8 @@ public struct Persisted<Value: Codable & Sendable> {
     }
 
     /// The property's values as an asynchronous sequence: the current value first, then each new value. See
-    /// ``Defaults/updates(_:options:)``.
-    public var updates: AsyncStream<Value> { store.updates(key) }
+    /// ``Defaults/updates(for:options:)``.
+    public var updates: AsyncStream<Value> { store.updates(for: key) }
 
     /// Removes the stored value: the property reads its default again.
     public func reset() {
@@ -102,7 +102,7 @@ public struct Persisted<Value: Codable & Sendable> {
     }
 
     /// Whether the store holds a value for the property's key (rather than serving the default).
-    public var hasStoredValue: Bool { store.hasStoredValue(key) }
+    public var hasStoredValue: Bool { store.hasStoredValue(for: key) }
 }
 
 extension Persisted where Value: ExpressibleByNilLiteral {

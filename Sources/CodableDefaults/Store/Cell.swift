@@ -177,9 +177,10 @@ class AnySlot {
     let cell: Cell
     /// The cell's version when the value was decoded.
     var version: UInt64
-    /// The key object whose slot this is (see ``TypedCaches``): weak, so a slot never keeps a key alive, and the
-    /// slots of released keys can be found and dropped.
-    weak var key: Defaults.Keys?
+    /// The lifetime of the key object whose slot this is (see ``TypedCaches``): `nil` once the key is released.
+    /// Weak, and to the key's ``KeyLifetime`` rather than the key, so that a slot never keeps a key alive and the
+    /// key itself has no weak reference (an object that has one is retained and released on a slower path).
+    weak var keyLifetime: KeyLifetime?
 
     init(cell: Cell, version: UInt64) {
         self.cell = cell

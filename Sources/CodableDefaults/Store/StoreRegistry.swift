@@ -182,11 +182,11 @@ enum StoreRegistry {
     /// tvOS, visionOS, watchOS), when the app moves to the background or is about to terminate (see
     /// ``AppLifecycle``). Called once, outside the registry's lock.
     private static func installFlushHooks() {
-        atexit { StoreRegistry.flushAll() }
+        atexit { StoreRegistry.saveAll() }
         AppLifecycle.flushOnSuspension()
     }
 
-    /// Keeps `store`, which no path names (an engine's), among the stores ``flushAll(where:)`` saves: at exit
+    /// Keeps `store`, which no path names (an engine's), among the stores ``saveAll(where:)`` saves: at exit
     /// and, on the mobile platforms, when the app leaves the foreground. Held weakly.
     static func track(_ store: Store) {
         let installHooks = state.withLock { state in
@@ -214,7 +214,7 @@ enum StoreRegistry {
     ///
     /// - Parameter included: Which stores to save (tests save only their own: the registry is the process's);
     ///   every store when omitted. Called outside the lock.
-    static func flushAll(where included: (Store) -> Bool = { _ in true }) {
+    static func saveAll(where included: (Store) -> Bool = { _ in true }) {
         let open: [Store] = state.withLock { state in
             state.entries.values.compactMap { entry in
                 if case .open(let weak) = entry { return weak.store }

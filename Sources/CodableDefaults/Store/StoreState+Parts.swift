@@ -32,7 +32,7 @@ struct MemberState {
 /// The typed caches of a store: one slot per key object that read or set a value, found by the key's identity.
 /// Part of ``StoreState``, under the store's lock.
 ///
-/// A slot holds its key weakly; the key knows nothing of the stores it is used with. The slots of keys that no
+/// A slot holds its key's ``KeyLifetime`` weakly; the key knows nothing of the stores it is used with. The slots of keys that no
 /// longer exist are dropped when a new slot would take the table past twice the number it held after the last
 /// sweep (at least ``sweepFloor``), so a program that makes key objects in a loop keeps a bounded table, at an
 /// amortized cost of one weak load per slot made.
@@ -50,10 +50,10 @@ struct TypedCaches {
     subscript(id: Int) -> AnySlot? { slots[id] }
 
     /// Puts a key's slot in place (replacing the one it had).
-    mutating func install(_ slot: AnySlot, for key: Defaults.Keys) {
-        slot.key = key
+    mutating func install(_ slot: AnySlot, for key: Defaults.AnyKey) {
+        slot.keyLifetime = key.lifetime
         if slots.updateValue(slot, forKey: key.id) == nil && slots.count >= sweepAt {
-            slots = slots.filter { $0.value.key != nil }
+            slots = slots.filter { $0.value.keyLifetime != nil }
             sweepAt = Swift.max(Self.sweepFloor, 2 * slots.count)
         }
     }

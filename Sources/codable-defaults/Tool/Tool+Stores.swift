@@ -48,7 +48,7 @@ extension Tool {
     /// Writes the store's changes durably.
     func save(_ defaults: Defaults) throws(ToolError) {
         do {
-            try defaults.flush()
+            try defaults.save()
         } catch  where error.code == .notDurable {
             // Written, only its directory's flush failed: the file holds the change, nothing is pending.
             throw ToolError(error)

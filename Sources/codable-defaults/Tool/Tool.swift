@@ -4,7 +4,7 @@ import Foundation
 /// One run of the tool: finds the command the command line names, has it take its arguments, runs it, and
 /// knows how to exit.
 ///
-/// Stores are opened with the `.manual` save mode and saved by an explicit `flush()`, so a failed save is
+/// Stores are opened with the `.manual` save mode and saved by an explicit `save()`, so a failed save is
 /// reported and sets the exit status. The stores stay open until the process exits.
 final class Tool {
     /// The tool's version.

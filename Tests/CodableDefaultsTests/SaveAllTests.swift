@@ -14,12 +14,12 @@ import Testing
 
 /// Flushing every open store, as an app does when it moves to the background (iOS and the other mobile
 /// platforms) or a program before it may be killed.
-@Suite struct FlushAllTests {
+@Suite struct SaveAllTests {
     /// Flushes the open stores of `dir` only: the registry is the whole process's, and other tests' stores
     /// (some with planned faults) must not be saved by this one.
-    func flushAll(in dir: TemporaryDirectory) {
+    func saveAll(in dir: TemporaryDirectory) {
         let prefix = DurableFile.canonicalPath(dir.path) + "/"
-        StoreRegistry.flushAll { store in store.path?.hasPrefix(prefix) ?? false }
+        StoreRegistry.saveAll { store in store.path?.hasPrefix(prefix) ?? false }
     }
 
     @Test func pendingAfterIdleChangesOfEveryOpenStoreAreOnDiskWhenItReturns() throws {
@@ -30,7 +30,7 @@ import Testing
         second[.count] = 2
         second[.volume] = 0.25
         #expect(try dir.contents().filter { $0.hasSuffix(".json") }.isEmpty)
-        flushAll(in: dir)
+        saveAll(in: dir)
         #expect(try openFresh(dir.file("first.json"))[.count] == 1)
         let reread = try openFresh(dir.file("second.json"))
         #expect(reread[.count] == 2)
@@ -52,7 +52,7 @@ import Testing
         let fine = try Defaults(url: dir.file("fine.json"), saveMode: .afterIdle(.seconds(3600)))
         failing[.count] = 1
         fine[.count] = 2
-        flushAll(in: dir)
+        saveAll(in: dir)
         #expect(errors.errors.count == 1)
         #expect(errors.errors.first?.code == .writeFailed)
         // Still pending: a discard goes back to the (missing) file.
