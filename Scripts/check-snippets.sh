@@ -89,7 +89,7 @@ targets=$(awk -v out="$package/Sources" '
     echo
     echo 'let package = Package('
     echo '    name: "Snippets",'
-    echo '    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],'
+    echo '    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],'
     echo "    dependencies: [.package(path: \"$root\")],"
     echo '    targets: ['
     for target in $targets; do
