@@ -60,7 +60,7 @@ struct ExportCommand: ToolCommand {
         // refused rather than replaced (`export FILE /dev/stdout` would otherwise replace the device link).
         // The same file is told by its device and inode (or, for a file not yet made, its directory's and its
         // name), not by the path's text: `here/s.json` with `here -> .` is the store file too.
-        let resolved = FileWriter.followingLinks(KernelPath.absolute(destination))
+        let resolved = FileWriter.followingLinks(ArgumentPath.absolute(destination))
         if PathIdentity(path: resolved) == PathIdentity(path: tool.path(of: defaults)) {
             throw .usage(
                 "DEST \(destination) is the store file \(tool.path(of: defaults)) itself: export to another file")

@@ -38,13 +38,13 @@ struct ImportCommand: ToolCommand {
         guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
             throw ToolError(.badFile, "\(source): no such file")
         }
-        if PathIdentity(path: KernelPath.absolute(source)) == PathIdentity(path: tool.path(of: defaults)) {
+        if PathIdentity(path: ArgumentPath.absolute(source)) == PathIdentity(path: tool.path(of: defaults)) {
             throw .usage(
                 "SOURCE \(source) is the store file \(tool.path(of: defaults)) itself: there is nothing to import")
         }
         let sourceStore: Defaults
         do {
-            sourceStore = try Defaults(url: URL(fileURLWithPath: KernelPath.absolute(source)), saveMode: .manual)
+            sourceStore = try Defaults(url: URL(fileURLWithPath: ArgumentPath.absolute(source)), saveMode: .manual)
         } catch {
             throw ToolError(opening: error)
         }

@@ -101,9 +101,9 @@ struct LayerOptions: Sendable, Equatable {
         layers.map { layer in
             switch layer {
             case .environment(let prefix, let secret): .environment(prefix: prefix, secret: secret)
-            case .file(let path, let secret): .file(URL(fileURLWithPath: KernelPath.absolute(path)), secret: secret)
+            case .file(let path, let secret): .file(URL(fileURLWithPath: ArgumentPath.absolute(path)), secret: secret)
             case .directory(let path, let secret):
-                .directory(URL(fileURLWithPath: KernelPath.absolute(path)), secret: secret)
+                .directory(URL(fileURLWithPath: ArgumentPath.absolute(path)), secret: secret)
             }
         }
     }

@@ -20,7 +20,7 @@ enum FileWriter {
             let count = readlink(current, &buffer, buffer.count - 1)
             guard count > 0 else { break }
             let target = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            current = target.hasPrefix("/") ? target : KernelPath.directory(of: current) + "/" + target
+            current = target.hasPrefix("/") ? target : ArgumentPath.directory(of: current) + "/" + target
         }
         return current
     }
@@ -32,7 +32,7 @@ enum FileWriter {
         func failure(_ what: String, _ code: Int32) -> ToolError {
             ToolError(.failure, "\(path): \(what): \(String(cString: strerror(code))) (errno \(code))")
         }
-        let directory = KernelPath.directory(of: path)
+        let directory = ArgumentPath.directory(of: path)
         let name = path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...]
         let temporary = directory + "/." + name + ".\(getpid()).export.tmp"
         var mode: mode_t = 0o600

@@ -45,7 +45,7 @@ private func readPassword(from path: String) throws(DefaultsError) -> String {
     func failure(_ reason: String) -> DefaultsError {
         DefaultsError(.readFailed, "--etcd-password-file: \(reason)", path: path)
     }
-    let descriptor = open(KernelPath.absolute(path), O_RDONLY | O_CLOEXEC)
+    let descriptor = open(ArgumentPath.absolute(path), O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw failure("cannot open the file: \(String(cString: strerror(errno)))") }
     defer { close(descriptor) }
     var status = stat()

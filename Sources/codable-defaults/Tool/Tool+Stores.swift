@@ -11,7 +11,7 @@ extension Tool {
         do {
             switch location {
             case .path(let path):
-                defaults = try Defaults(url: URL(fileURLWithPath: KernelPath.absolute(path)), saveMode: .manual)
+                defaults = try Defaults(url: URL(fileURLWithPath: ArgumentPath.absolute(path)), saveMode: .manual)
             case .suite(let name, application: nil):
                 defaults = try Defaults(suiteName: name, saveMode: .manual)
             case .suite(let name, let application?):

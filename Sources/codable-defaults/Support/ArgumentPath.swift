@@ -1,7 +1,8 @@
 import Foundation
 
-/// Paths as the kernel resolves them.
-enum KernelPath {
+/// Paths given on the command line, made absolute as the kernel resolves them (the library's own `KernelPath`
+/// does the same for a store's URL).
+enum ArgumentPath {
     /// `path` made absolute against the current directory, with its `.` and `..` components kept: removing
     /// them as text (as `URL` does) names another file when a component before `..` is a symbolic link.
     static func absolute(_ path: String) -> String {
