@@ -25,23 +25,6 @@ extension EtcdStorage {
         for task in tasks { task?.cancel() }
     }
 
-    /// Stops the watch but keeps the store's signal, as a long disconnect would (for tests of what follows).
-    package func pauseWatching() {
-        let task = state.withLock { state in
-            defer { state.watch = nil }
-            return state.watch
-        }
-        task?.cancel()
-    }
-
-    /// Starts the watch again after ``pauseWatching()``, from the revision after the last one seen.
-    package func resumeWatching() {
-        state.withLock { state in
-            guard state.signal != nil, state.watch == nil else { return }
-            state.watch = Task { [weak self] in await self?.watchUntilCancelled() }
-        }
-    }
-
     /// Starts waiting for etcd to answer again (unless that already runs), then calls ``whenWritableAgain(_:)``'s
     /// action.
     func retryWhenReachable() {
@@ -154,7 +137,9 @@ extension EtcdStorage {
                 }
                 state.seen = max(state.seen, range.revision)
                 state.pending = [:]
-                state.compactionReloads += 1
+                #if CODABLE_DEFAULTS_TESTING
+                    state.compactionReloads += 1
+                #endif
                 var snapshot: [[UInt8]: [UInt8]] = [:]
                 for member in members { snapshot[Array(member.name.utf8)] = member.value }
                 state.snapshot = snapshot

@@ -62,10 +62,12 @@ package final class EtcdStorage: Storage {
         /// The watch's task, while it runs.
         var watch: Task<Void, Never>?
         var signal: (@Sendable () -> Void, DispatchQueue)?
-        /// How many transactions the storage sent (for tests).
-        var transactions = 0
-        /// How many times the watch reloaded the prefix after a compaction (for tests).
-        var compactionReloads = 0
+        #if CODABLE_DEFAULTS_TESTING
+            /// How many transactions the storage sent (for tests; see `Testing/EtcdStorage+Inspection.swift`).
+            var transactions = 0
+            /// How many times the watch reloaded the prefix after a compaction (for tests).
+            var compactionReloads = 0
+        #endif
         /// The wait for etcd to answer again after a write found no endpoint, while it runs.
         var retry: Task<Void, Never>?
         /// What to call when etcd answers again after a failed write: the store's save.
@@ -86,20 +88,8 @@ package final class EtcdStorage: Storage {
         self.maximumBytesPerTransaction = max(1, maximumBytesPerTransaction)
     }
 
-    /// How many transactions this storage sent to etcd.
-    package var transactionCount: Int { state.withLock { $0.transactions } }
-
-    /// How many times the watch reloaded the prefix because etcd had compacted its revision away.
-    package var compactionReloadCount: Int { state.withLock { $0.compactionReloads } }
-
     /// The revision the watch starts from when it connects next: the one after every change it knows of.
     package var resumeRevision: Int64 { state.withLock { $0.seen } &+ 1 }
-
-    /// The change of `name` that the watch brought and the store has not taken in yet (`value` `nil`: removed, or
-    /// not JSON), with its revision; `nil` when there is none (for tests).
-    package func unappliedChange(named name: String) -> (value: [UInt8]?, revision: Int64)? {
-        state.withLock { state in state.pending[Array(name.utf8)].map { ($0.value, $0.revision) } }
-    }
 
     /// Sets what the storage calls (on a task of its own) when etcd answers again after a write failed because no
     /// endpoint answered: the store's save of its unsaved changes. Until then it asks etcd with a backoff, from
