@@ -49,8 +49,10 @@ final class FileWatcher: Sendable {
         stop()
     }
 
-    /// Whether the watcher is running on the stat fallback rather than on events (for tests).
-    var isPolling: Bool { state.withLock { $0.poller != nil } }
+    #if CODABLE_DEFAULTS_TESTING
+        /// Whether the watcher is running on the stat fallback rather than on events (for tests; debug builds only).
+        var isPolling: Bool { state.withLock { $0.poller != nil } }
+    #endif
 
     /// Starts watching. Calling it again does nothing.
     func start() {

@@ -61,10 +61,12 @@ enum StoreRegistry {
         var unnamed: [WeakStore] = []
         var exitHookInstalled = false
 
-        /// How many threads wait for `loading` (for tests).
-        func waiters(for loading: Loading) -> Int {
-            waits.filter { $0.loading === loading }.count
-        }
+        #if CODABLE_DEFAULTS_TESTING
+            /// How many threads wait for `loading` (for tests; debug builds only).
+            func waiters(for loading: Loading) -> Int {
+                waits.filter { $0.loading === loading }.count
+            }
+        #endif
     }
 
     /// What to do after looking at the registry.
@@ -199,14 +201,16 @@ enum StoreRegistry {
         if installHooks { installFlushHooks() }
     }
 
-    /// How many threads wait for the load of `path` under way (for tests); 0 when none is.
-    static func waiterCount(for path: String) -> Int {
-        let key = key(for: path)
-        return state.withLock { state in
-            if case .loading(let loading)? = state.entries[key] { return state.waiters(for: loading) }
-            return 0
+    #if CODABLE_DEFAULTS_TESTING
+        /// How many threads wait for the load of `path` under way (for tests; debug builds only); 0 when none is.
+        static func waiterCount(for path: String) -> Int {
+            let key = key(for: path)
+            return state.withLock { state in
+                if case .loading(let loading)? = state.entries[key] { return state.waiters(for: loading) }
+                return 0
+            }
         }
-    }
+    #endif
 
     /// Saves the unsaved changes of every open store, durably, one store after another on the calling
     /// thread, reporting each failure to its store's error handler (called outside the registry's lock).

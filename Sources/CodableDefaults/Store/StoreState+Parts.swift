@@ -73,8 +73,6 @@ struct LayerState {
 struct ObserverState {
     /// Observers of every change, for `observeAll`.
     var all: [AllObserver] = []
-    /// How many observers are registered (for tests).
-    var count = 0
     /// The presence of each name as a tracked read of the set of names saw it; `nil` until there is one.
     var membership: Membership?
 }

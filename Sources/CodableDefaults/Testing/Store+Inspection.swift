@@ -11,7 +11,11 @@
         /// How many times taking the file lock had to wait (the positive sign that a save waits for the lock).
         package var lockWaitCount: Int { fileStorage?.lockWaitCount ?? 0 }
         /// How many observers are registered.
-        var observerCount: Int { state.withLock { $0.observers.count } }
+        var observerCount: Int {
+            state.withLock { state in
+                state.members.cells.values.reduce(state.observers.all.count) { $0 + $1.observers.count }
+            }
+        }
         /// How many names have a cell (a name of the file gets one when first used).
         var cellCount: Int { state.withLock { $0.members.cells.count } }
         /// How many typed cache slots the store holds.

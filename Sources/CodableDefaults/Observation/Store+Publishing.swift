@@ -5,7 +5,6 @@ extension Store {
     func addObserver(_ observer: Observer, name: String) {
         state.withLock { state in
             state.cell(named: name).observers.append(observer)
-            state.observers.count += 1
         }
         startWatching()
     }
@@ -17,7 +16,6 @@ extension Store {
                 let index = cell.observers.firstIndex(where: { $0 === observer })
             else { return }
             cell.observers.remove(at: index)
-            state.observers.count -= 1
         }
     }
 
@@ -25,7 +23,6 @@ extension Store {
     func addAllObserver(_ observer: AllObserver) {
         state.withLock { state in
             state.observers.all.append(observer)
-            state.observers.count += 1
         }
         startWatching()
     }
@@ -35,7 +32,6 @@ extension Store {
         state.withLock { state in
             guard let index = state.observers.all.firstIndex(where: { $0 === observer }) else { return }
             state.observers.all.remove(at: index)
-            state.observers.count -= 1
         }
     }
 
@@ -51,7 +47,7 @@ extension Store {
             for name in names {
                 if let cell = state.members.cells[name] { observers.append(contentsOf: cell.observers) }
             }
-            // An observer of several names (`updates(of:)`) is registered under each: told once per change.
+            // An observer of several names (`updates(forAnyOf:)`) is registered under each: told once per change.
             if names.count > 1 && observers.count > 1 {
                 var seen = Set<ObjectIdentifier>()
                 observers.removeAll { !seen.insert(ObjectIdentifier($0)).inserted }
