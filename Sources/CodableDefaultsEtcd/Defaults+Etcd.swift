@@ -9,7 +9,7 @@ extension Defaults {
     /// ```swift
     /// let defaults = try await Defaults(etcd: [URL(string: "http://127.0.0.1:2379")!], prefix: "myservice/")
     /// defaults[.volume] = 0.8          // in memory at once, in etcd after 500 ms of quiet
-    /// try defaults.save()              // acknowledged by etcd, now
+    /// try await defaults.save()        // acknowledged by etcd, now
     /// ```
     ///
     /// Every key API works as on a file: reads are served from memory; the typed subscript, `value(for:)`, the
@@ -21,10 +21,10 @@ extension Defaults {
     /// observers what differs.
     ///
     /// ## Threads
-    /// As every `Defaults`: callable from any thread or task. Writes and `save()` wait for etcd on the calling
-    /// thread, blocking it until etcd answers or the request times out; the call needs no other thread, so this
-    /// cannot deadlock on Swift's cooperative pool, but from `async` code prefer `.afterIdle` (the default), whose
-    /// saves run on the store's own queue.
+    /// As every `Defaults`: callable from any thread or task. An `.immediate` set and the synchronous `save()` wait
+    /// for etcd on the calling thread, blocking it until etcd answers or the request times out; the call needs no
+    /// other thread, so this cannot deadlock on Swift's cooperative pool. In `async` code, `try await save()` waits
+    /// on the store's own queue instead, as `.afterIdle` saves (the default) do.
     ///
     /// ## Durability
     /// A change is saved when etcd acknowledged its transaction (committed by a majority of the cluster): before

@@ -4,7 +4,7 @@
 // They keep existing code compiling, with a warning that names the replacement.
 
 extension Defaults {
-    /// Writes every unsaved change to the file, durably: the former name of `save()`.
+
     ///
     /// - Throws: What `save()` throws.
     @available(*, deprecated, renamed: "save()")

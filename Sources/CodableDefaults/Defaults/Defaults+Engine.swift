@@ -22,6 +22,7 @@ extension Defaults {
         self.init(store: store, saveMode: saveMode, url: nil)
     }
 
-    /// The engine of this `Defaults`'s store (for tests of an engine).
+    /// The engine of this `Defaults`'s store: for the tool (which asks the etcd engine which values are not
+    /// JSON) and for tests of an engine.
     package var engine: any Storage { store.storage }
 }

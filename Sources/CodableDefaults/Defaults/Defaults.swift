@@ -284,26 +284,6 @@ public final class Defaults: Sendable {
         store.discardUnsavedChanges()
     }
 
-    /// Writes every unsaved change to the file and returns once it is durable (survives a power loss).
-    ///
-    /// Changes made through any `Defaults` on the same file are included. Does nothing for an in-memory
-    /// store or when nothing changed.
-    ///
-    /// - Throws: ``DefaultsError`` (`writeFailed` with the path and `errno`, `lockTimeout` when another
-    ///   process holds the lock file longer than ``Options/lockTimeout``, or the error of a file that
-    ///   changed on disk and no longer parses). The file is then unchanged and every change stays pending
-    ///   for the next save. One exception: `notDurable` means the file was written (the changes are saved,
-    ///   and ``discardUnsavedChanges()`` has nothing to undo) but flushing its directory failed, so they may
-    ///   not survive a power loss; the next save retries the directory flush and throws `notDurable` again
-    ///   until it succeeds.
-    ///
-    /// Blocks the calling thread while it writes (and waits for another process's lock). From `async` code the
-    /// same call, `try await defaults.save()`, is `save()` asynchronous overload, which does not block the
-    /// task's thread.
-    public func save() throws(DefaultsError) {
-        try store.save()
-    }
-
     /// Why a set or removal of `name` is refused, or `nil` when it is not: the reserved member, a key over
     /// the length limit, or the empty key where the storage has none.
     func refusalIfAny(_ name: String) -> DefaultsError? {

@@ -1,53 +1,30 @@
-import Dispatch
-
 extension Defaults {
-    /// Writes every unsaved change to the file and returns once it is durable, without blocking the calling
-    /// task's thread: the asynchronous form of the synchronous `save()`, chosen by `await`.
+    /// The values of `key` as an asynchronous sequence: the current value first, then each new value.
     ///
-    /// The save runs on the store's own serial queue, a Dispatch thread outside Swift's cooperative thread pool,
-    /// while the calling task is suspended; the pool's threads stay free for other tasks while the file is
-    /// written and fsynced, or while the save waits for another process's lock. The queue is the one the
-    /// `.afterIdle` timer's saves and the file watcher's checks run on, so saves run one at a time, in the order
-    /// they were asked for, and any number of tasks awaiting saves of one store take one thread, not one each. A
-    /// save finds everything set before the call (through any `Defaults` on the same file) and writes it; one that
-    /// finds nothing left to write (an earlier save wrote it) returns at once.
-    ///
-    /// **Cancellation.** A save is never stopped half-way or dropped: cancelling the awaiting task does not
-    /// interrupt it, and the call returns (or throws) once the save has run to completion, as if the task had
-    /// not been cancelled. (The file is written atomically anyway: at every instant it holds the complete old or
-    /// the complete new version.) A task that must not save once cancelled checks `Task.isCancelled` first.
-    ///
-    /// Do not block the store's queue waiting for this call (for example with a semaphore in an observer of
-    /// another process's changes, which runs on that queue): the save waits for the queue. See
-    /// <doc:ObservingChanges#Where-handlers-run> for which code runs where.
+    /// With `options: []` the current value is skipped: the first element is the first change. Values are
+    /// delivered as ``observe(_:options:_:)`` delivers them (see <doc:ObservingChanges#Where-handlers-run>).
+    /// The sequence never ends by itself. It ends, and releases its observer, when the task iterating it is
+    /// cancelled or the sequence is released. Values are buffered without limit, so every change reaches a
+    /// slow consumer in order. To follow several keys in one sequence, use
+    /// ``updates(forAnyOf:options:)-(AnyKey...,_)``.
     ///
     /// ```swift
-    /// defaults[.volume] = 0.8
-    /// try await defaults.save()   // on disk, durably
+    /// for await volume in defaults.updates(for: .volume) {
+    ///     player.volume = volume
+    /// }
     /// ```
     ///
-    /// - Throws: What the synchronous `save()` throws, with the same meaning: ``DefaultsError`` (`writeFailed` with the path
-    ///   and `errno`, `lockTimeout`, the error of a file that changed on disk and no longer parses; the file is
-    ///   then unchanged and every change stays pending), or `notDurable` when the file was written but flushing
-    ///   its directory failed.
-    public func save() async throws(DefaultsError) {
-        let store = store
-        let result = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<Void, DefaultsError>, Never>) in
-            store.queue.async {
-                do throws(DefaultsError) {
-                    try store.save()
-                    continuation.resume(returning: .success(()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
+    /// - Parameters:
+    ///   - key: The key to follow.
+    ///   - options: `.initial` (the default) to start with the current value; `[]` to get changes only.
+    /// - Returns: A sequence of the key's effective values.
+    public func updates<Value>(for key: Key<Value>, options: ObservationOptions = [.initial]) -> AsyncStream<Value> {
+        AsyncStream { continuation in
+            let token = observe(key, options: options) { change in continuation.yield(change.newValue) }
+            continuation.onTermination = { _ in token.cancel() }
         }
-        try result.get()
     }
-}
 
-extension Defaults {
     /// Changes to any of several keys as an asynchronous sequence: each element is the set of the names of the
     /// keys whose effective value changed.
     ///

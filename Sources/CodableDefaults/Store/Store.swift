@@ -16,7 +16,7 @@ import Observation
 /// - `SaveTimer.swift`: the `.afterIdle` timer.
 /// - `StoreRegistry.swift`, `AppLifecycle.swift`: one store per file in a process; saving every store when an app
 ///   is suspended.
-/// - `Observation/Store+Observers.swift`, `Observation/Store+ObservationTracking.swift`: observers, outside
+/// - `Observation/Store+Publishing.swift`, `Observation/Store+ObservationTracking.swift`: observers, outside
 ///   changes, and Observation's tracking.
 /// - `Layers/Store+Layers.swift`: the read-only layers.
 /// - `Testing/Store+Inspection.swift`: what tests look at (debug builds only).

@@ -142,31 +142,6 @@ extension Defaults {
         store.startWatching()
     }
 
-    /// The values of `key` as an asynchronous sequence: the current value first, then each new value.
-    ///
-    /// With `options: []` the current value is skipped: the first element is the first change. Values are
-    /// delivered as ``observe(_:options:_:)`` delivers them (see <doc:ObservingChanges#Where-handlers-run>).
-    /// The sequence never ends by itself. It ends, and releases its observer, when the task iterating it is
-    /// cancelled or the sequence is released. Values are buffered without limit, so every change reaches a
-    /// slow consumer in order. To follow several keys in one sequence, use
-    /// ``updates(forAnyOf:options:)-(AnyKey...,_)``.
-    ///
-    /// ```swift
-    /// for await volume in defaults.updates(for: .volume) {
-    ///     player.volume = volume
-    /// }
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - key: The key to follow.
-    ///   - options: `.initial` (the default) to start with the current value; `[]` to get changes only.
-    /// - Returns: A sequence of the key's effective values.
-    public func updates<Value>(for key: Key<Value>, options: ObservationOptions = [.initial]) -> AsyncStream<Value> {
-        AsyncStream { continuation in
-            let token = observe(key, options: options) { change in continuation.yield(change.newValue) }
-            continuation.onTermination = { _ in token.cancel() }
-        }
-    }
 }
 
 /// A registered observation: it lasts until ``cancel()`` is called or the token is released.
