@@ -2,7 +2,7 @@
 # Fuzzes the store file's parser (JSONParser.parse, JSONIndex and JSONParser.compactValue) and its writer (FileImage)
 # with libFuzzer.
 #
-# The fuzz target is Fuzz/DocumentFuzzer.swift compiled together with
+# The fuzz target is Fuzz/JSONParserFuzzer.swift compiled together with
 # Sources/CodableDefaults/Format/JSONParser.swift, JSONParser+Position.swift, JSONIndex.swift,
 # JSONIndex+Building.swift, FileImage.swift, FileImage+Index.swift and MemberName.swift
 # (which use only the standard library and the C library) by swiftc with -sanitize=fuzzer,address; no package
@@ -26,7 +26,7 @@ jobs="${FUZZ_JOBS:-1}"
 case "$seconds" in '' | *[!0-9]*) echo "fuzz: SECONDS must be a whole number, got '$seconds'" >&2; exit 2 ;; esac
 
 mkdir -p "$work/corpus" "$work/artifacts"
-binary="$work/document-fuzzer"
+binary="$work/json-parser-fuzzer"
 
 echo "fuzz: building $binary"
 build_start=$(date +%s)
@@ -42,7 +42,7 @@ timeout 600 swiftc -parse-as-library -package-name CodableDefaults -O -g -saniti
     "$root/Sources/CodableDefaults/Format/FileImage.swift" \
     "$root/Sources/CodableDefaults/Format/FileImage+Index.swift" \
     "$root/Sources/CodableDefaults/Storage/MemberName.swift" \
-    "$root/Fuzz/DocumentFuzzer.swift" \
+    "$root/Fuzz/JSONParserFuzzer.swift" \
     -o "$binary"
 echo "fuzz: built in $(( $(date +%s) - build_start )) s"
 

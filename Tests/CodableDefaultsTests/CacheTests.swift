@@ -15,10 +15,9 @@ final class CodingCounter: @unchecked Sendable {
     func decoded() { lock.withLock { decodes += 1 } }
 
     /// The counters by name, so a value decoded by the store finds the counter of its test.
-    nonisolated(unsafe) static var all: [String: CodingCounter] = [:]
-    static let allLock = Lock()
+    static let all = Locked<[String: CodingCounter]>([:])
     static func named(_ name: String) -> CodingCounter {
-        allLock.withLock {
+        all.withLock { all in
             if let counter = all[name] { return counter }
             let counter = CodingCounter()
             all[name] = counter

@@ -234,10 +234,9 @@ import Testing
 
 /// The changes one observer saw, as `[old, new]` pairs.
 private final class ChangeLog: Sendable {
-    private let lock = Lock()
-    nonisolated(unsafe) private var storage: [[Int]] = []
+    private let storage = Locked<[[Int]]>([])
 
-    var changes: [[Int]] { lock.withLock { storage } }
+    var changes: [[Int]] { storage.withLock { $0 } }
 
-    func append(_ old: Int, _ new: Int) { lock.withLock { storage.append([old, new]) } }
+    func append(_ old: Int, _ new: Int) { storage.withLock { $0.append([old, new]) } }
 }

@@ -366,11 +366,10 @@ import Testing
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let a = try openFresh(url)
-        let seen = Lock()
-        nonisolated(unsafe) var names: [Set<String>] = []
+        let names = Locked<[Set<String>]>([])
         let told = DispatchSemaphore(value: 0)
         let token = a.observeAll { n in
-            seen.withLock { names.append(n) }
+            names.withLock { $0.append(n) }
             if n.contains("count") { told.signal() }
         }
         let b = try openFresh(url)
@@ -381,7 +380,7 @@ import Testing
         try a.reload()
         #expect(a[.count] == 5)
         #expect(told.wait(timeout: .now() + 30) == .success, "observeAll was not told about count")
-        #expect(seen.withLock { names } == [["count"]])
+        #expect(names.withLock { $0 } == [["count"]])
         _ = token
     }
 }

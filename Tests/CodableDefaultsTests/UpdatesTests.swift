@@ -4,8 +4,8 @@ import Testing
 
 @testable import CodableDefaults
 
-/// `updates(of:options:)`, one sequence of the names that changed among several keys of any value types, and
-/// the option to skip the current value, for it and for `updates(_:options:)`.
+/// `updates(forAnyOf:options:)`, one sequence of the names that changed among several keys of any value types,
+/// and the option to skip the current value, for it and for `updates(for:options:)`.
 @Suite("Updates of several keys")
 struct UpdatesTests {
     /// Each change is one element, in order; an equal value or an unwatched key yields nothing; a batch that

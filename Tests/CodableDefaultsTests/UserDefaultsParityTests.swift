@@ -125,10 +125,9 @@ import Testing
 
 /// Collects the values an observer saw.
 private final class ChangeLog: Sendable {
-    private let lock = Lock()
-    nonisolated(unsafe) private var storage: [JSONValue?] = []
+    private let storage = Locked<[JSONValue?]>([])
 
-    var values: [JSONValue?] { lock.withLock { storage } }
+    var values: [JSONValue?] { storage.withLock { $0 } }
 
-    func append(_ value: JSONValue?) { lock.withLock { storage.append(value) } }
+    func append(_ value: JSONValue?) { storage.withLock { $0.append(value) } }
 }

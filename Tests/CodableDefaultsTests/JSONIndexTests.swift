@@ -5,7 +5,7 @@ import Testing
 
 /// Parses `input` with `JSONParser.parse` and indexes it with `JSONIndex`, recording an issue wherever the two
 /// disagree: one accepts and the other rejects, the errors differ in any field, a member's name or value differs,
-/// or the lookup misses a name. Returns (or throws) what `JSONParser.parse` does, so that `DocumentTests` runs every
+/// or the lookup misses a name. Returns (or throws) what `JSONParser.parse` does, so that `JSONParserTests` runs every
 /// one of its inputs through both.
 func parseAndIndex(
     _ input: [UInt8], maxDepth: Int = 512, sourceLocation: SourceLocation = #_sourceLocation
@@ -30,8 +30,8 @@ func parseAndIndex(
     return try parsed.get()
 }
 
-/// Tests of the index scan (`JSONIndex`) beyond agreeing with `JSONParser.parse` on DocumentTests' inputs.
-@Suite struct DocumentIndexTests {
+/// Tests of the index scan (`JSONIndex`) beyond agreeing with `JSONParser.parse` on JSONParserTests' inputs.
+@Suite struct JSONIndexTests {
     /// Indexes `text`, which must be a valid store file.
     func index(_ text: String) throws -> JSONIndex {
         try JSONIndex(bytes: Array(text.utf8))

@@ -4,7 +4,7 @@ import Testing
 @testable import CodableDefaults
 
 /// Tests of the store file parser, value compactor and writer.
-@Suite struct DocumentTests {
+@Suite struct JSONParserTests {
     // MARK: Helpers
 
     /// The UTF-8 bytes of `text`.

@@ -11,7 +11,7 @@
 //         Sources/CodableDefaults/Format/JSONParser+Position.swift Sources/CodableDefaults/Format/JSONIndex.swift \
 //         Sources/CodableDefaults/Format/JSONIndex+Building.swift Sources/CodableDefaults/Format/FileImage.swift \
 //         Sources/CodableDefaults/Format/FileImage+Index.swift \
-//         Sources/CodableDefaults/Storage/MemberName.swift Fuzz/DocumentFuzzer.swift -o document-fuzzer
+//         Sources/CodableDefaults/Storage/MemberName.swift Fuzz/JSONParserFuzzer.swift -o json-parser-fuzzer
 //
 // Beyond "does not crash, does not hang, no memory error", it checks properties every accepted input must
 // have, and traps (so libFuzzer records the input) when one does not hold:
@@ -34,7 +34,7 @@
 /// Stops the fuzzer with `message` when `condition` is false: the trap makes libFuzzer save the input.
 @inline(never)
 func require(_ condition: Bool, _ message: @autoclosure () -> String) {
-    if !condition { fatalError("DocumentFuzzer: property failed: \(message())") }
+    if !condition { fatalError("JSONParserFuzzer: property failed: \(message())") }
 }
 
 /// Checks that an error's position lies inside the input.
