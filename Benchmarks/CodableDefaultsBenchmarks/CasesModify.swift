@@ -3,7 +3,7 @@ import Foundation
 
 /// Atomic updates: `modify` against the get-then-set it replaces, followed by a flush (both one durable write).
 enum ModifyCases {
-    /// `modify(key) { $0 += 1 }` against `defaults[key] += 1; flush()` in a 1k-key store, sample by sample in
+    /// `modify(key) { $0 += 1 }` against `defaults[key] += 1; save()` in a 1k-key store, sample by sample in
     /// alternation, in the same run.
     static func modifyAgainstSetAndFlush(_ context: Context) throws {
         let keys = 1000
@@ -11,9 +11,9 @@ enum ModifyCases {
         var result = CaseResult(
             id: "modify-1k", title: "atomic increment in a \(keys)-key store",
             detail: "modify(key) { $0 += 1 } (lock file taken, file re-read if changed, durable write) against "
-                + "defaults[key] += 1 then flush() (.manual); alternating, \(sampling.samples) samples after "
+                + "defaults[key] += 1 then save() (.manual); alternating, \(sampling.samples) samples after "
                 + "\(sampling.warmup) warm-up",
-            ratioReference: "set + flush()")
+            ratioReference: "set + save()")
         let (modify, setAndFlush) = try context.withDirectory("modify-1k") { directory in
             let path = directory.file("store.json")
             try Files.write(Fixture.storeFile(keys: keys), to: path)
@@ -40,11 +40,11 @@ enum ModifyCases {
         }
         result.figures = [
             Figure(contender: "modify", stats: modify),
-            Figure(contender: "set + flush()", stats: setAndFlush),
+            Figure(contender: "set + save()", stats: setAndFlush),
         ]
-        try result.computeRatios(against: "set + flush()")
+        try result.computeRatios(against: "set + save()")
         try result.goalAtMost(
-            "≤ 1.5× a set and a flush", subject: "modify", reference: "set + flush()", factor: 1.5)
+            "≤ 1.5× a set and a save", subject: "modify", reference: "set + save()", factor: 1.5)
         context.record(result)
     }
 }

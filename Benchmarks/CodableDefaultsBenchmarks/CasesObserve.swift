@@ -134,7 +134,7 @@ enum ObservationCases {
         let samples = context.scale.outsideChanges
         var result = CaseResult(
             id: "outside-change", title: "outside change (another process's flush) to observer call",
-            detail: "a child process of this binary sets a key and flush()es; this process observes the key; "
+            detail: "a child process of this binary sets a key and saves; this process observes the key; "
                 + "\(samples) changes, 20 ms apart; clock: CLOCK_MONOTONIC in both processes",
             ratioReference: "nothing (latencies)")
         try context.withDirectory("outside") { directory in
@@ -184,11 +184,11 @@ enum ObservationCases {
             token.cancel()
             if watches {
                 result.figures.append(
-                    Figure(contender: "observer called, after the writer's flush() started", stats: Stats(fromStart)))
+                    Figure(contender: "observer called, after the writer's save() started", stats: Stats(fromStart)))
                 result.figures.append(
                     Figure(
-                        contender: "observer called, after the writer's flush() returned", stats: Stats(fromEnd),
-                        note: "< 0: called before the writer's flush() returned"))
+                        contender: "observer called, after the writer's save() returned", stats: Stats(fromEnd),
+                        note: "< 0: called before the writer's save() returned"))
             } else {
                 result.title += " — NO FILE WATCHER: reload() + observer call instead"
                 result.figures.append(
@@ -196,7 +196,7 @@ enum ObservationCases {
                         contender: "reload() + observer call after an outside write", stats: Stats(fromStart),
                         note: "the store does not notice outside changes by itself"))
             }
-            result.figures.append(Figure(contender: "(for scale) the writer's flush()", stats: Stats(flushes)))
+            result.figures.append(Figure(contender: "(for scale) the writer's save()", stats: Stats(flushes)))
         }
         context.record(result)
     }

@@ -23,7 +23,7 @@ enum SaveCases {
         let sampling = context.scale.slow
         var result = CaseResult(
             id: "save-10k", title: "save after 1 changed key in a \(keys)-key store",
-            detail: "one key set (untimed), then the save timed: CodableDefaults flush() (.manual); "
+            detail: "one key set (untimed), then the save timed: CodableDefaults save() (.manual); "
                 + "UserDefaults synchronize(); naive set = encode all + .atomic write (Foundation fsyncs the file, not the directory); "
                 + "\(sampling.samples) samples after \(sampling.warmup) warm-up",
             ratioReference: "reference: raw durable write of the same bytes")
@@ -33,17 +33,17 @@ enum SaveCases {
         let size = format(Double(figures.fileBytes), .bytes)
         result.detail += "; file \(size)"
         result.figures = [
-            Figure(contender: "CodableDefaults flush()", stats: figures.ours),
+            Figure(contender: "CodableDefaults save()", stats: figures.ours),
             Figure(contender: "reference: raw durable write of the same bytes", stats: figures.raw),
             Figure(contender: "UserDefaults.synchronize()", stats: figures.userDefaults!),
             Figure(contender: "naive: [String: Value] + JSONEncoder + .atomic write", stats: figures.naive),
         ]
         try result.computeRatios(against: "reference: raw durable write of the same bytes")
         try result.goalAtMost(
-            "≤ 1.5× the raw durable write of the same bytes", subject: "CodableDefaults flush()",
+            "≤ 1.5× the raw durable write of the same bytes", subject: "CodableDefaults save()",
             reference: "reference: raw durable write of the same bytes", factor: 1.5)
         try result.goalFaster(
-            "≥ 10× faster than UserDefaults.synchronize()", fast: "CodableDefaults flush()",
+            "≥ 10× faster than UserDefaults.synchronize()", fast: "CodableDefaults save()",
             slow: "UserDefaults.synchronize()", factor: 10)
         context.record(result)
     }
@@ -56,7 +56,7 @@ enum SaveCases {
             detail: "as save-10k, for stores of \(scale.saveSizes.map(String.init).joined(separator: ", ")) keys; "
                 + "fewer samples for the largest",
             ratioReference: "the raw durable write at the same size")
-        var ours = Series(name: "CodableDefaults flush()", color: "#1f77b4", points: [])
+        var ours = Series(name: "CodableDefaults save()", color: "#1f77b4", points: [])
         var naive = Series(name: "naive (encode all, .atomic write)", color: "#ff7f0e", points: [])
         var raw = Series(name: "raw durable write", color: "#2ca02c", points: [])
         try context.withDirectory("save-size") { directory in
@@ -67,7 +67,7 @@ enum SaveCases {
                     keys: keys, sampling: sampling, userDefaults: false, context: context, directory: directory)
                 let size = format(Double(figures.fileBytes), .bytes)
                 var rows = [
-                    Figure(contender: "CodableDefaults flush() @ \(keys) keys (\(size))", stats: figures.ours),
+                    Figure(contender: "CodableDefaults save() @ \(keys) keys (\(size))", stats: figures.ours),
                     Figure(contender: "naive @ \(keys) keys", stats: figures.naive),
                     Figure(contender: "raw durable write @ \(keys) keys", stats: figures.raw),
                 ]
@@ -90,7 +90,7 @@ enum SaveCases {
         let name = SampleValue.key(0)
         var counter = 0
 
-        // CodableDefaults: set one key, then time flush().
+        // CodableDefaults: set one key, then time save().
         let ourDirectory = try TempDirectory(in: directory.path, prefix: "cd-\(keys)")
         let storePath = ourDirectory.file("store.json")
         try Files.write(Fixture.storeFile(keys: keys), to: storePath)

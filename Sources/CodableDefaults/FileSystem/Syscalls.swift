@@ -11,10 +11,11 @@
 /// files and resolving a path) goes through one of these, in the shape of swift-system's internal syscall
 /// layer.
 ///
-/// In production ``faults`` is `nil` and each wrapper is the libc call behind one `nil` check: no allocation,
-/// no lock. In tests a ``FaultPlan`` makes chosen calls fail with a chosen `errno` (or write less than asked),
-/// so the fault-injection tests also run in-process, without strace or root (the strace-based tests run the
-/// real kernel under `strace -e inject=…` and stay).
+/// A release build has no fault plan (it is compiled only with `CODABLE_DEFAULTS_TESTING`, see `Package.swift`):
+/// each wrapper is the libc call. In a debug build, ``faults`` is `nil` unless a test installed a plan, and each
+/// wrapper checks it once. In tests a ``FaultPlan`` makes chosen calls fail with a chosen `errno` (or write less
+/// than asked), so the fault-injection tests also run in-process, without strace or root (the strace-based tests
+/// run the real kernel under `strace -e inject=…` and stay).
 ///
 /// The plan belongs to one value: a ``DurableFile`` made with it, and so the one store that holds that file.
 /// ``installed`` hands it to files made inside ``FaultPlan/install(_:operation:)``, which scopes it to the
