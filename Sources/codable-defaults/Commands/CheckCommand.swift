@@ -5,6 +5,7 @@ import Foundation
 struct CheckCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "check",
+        origin: .added(),
         abstract: "Check that FILE is a valid store file.",
         arguments: [.store],
         options: StoreLocation.options,
@@ -14,7 +15,8 @@ struct CheckCommand: ToolCommand {
         ],
         examples: [
             "codable-defaults check settings.json"
-        ])
+        ],
+        exitCases: [.missingFile("a missing file for check")])
 
     /// The store to check.
     let location: StoreLocation

@@ -3,7 +3,8 @@
 /// Adding a command is one new file and one line here: a type in `Commands/<Name>Command.swift` that conforms
 /// to ``ToolCommand`` (its name, arguments, options and help declared in its `configuration`, its arguments
 /// taken in `init(parsing:)`, its work in `run(in:)`), and its name in this list. Nothing else switches over the
-/// commands: the scanner, the usage errors and the help are made from the declarations.
+/// commands: the scanner, the usage errors and the help (with its lists of commands: which take `--etcd` or
+/// layer options, which exit with which status, which `defaults(1)` does not have) are made from the declarations.
 enum Commands {
     /// Every command, in the order of the tool's help.
     ///

@@ -4,6 +4,7 @@ import CodableDefaults
 struct DeleteCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "delete",
+        origin: .defaults,
         abstract: "Remove keys from the store (with --all, every key).",
         arguments: [.store, .key("KEY", .oneOrMore)],
         options: StoreLocation.options + [
@@ -15,7 +16,8 @@ struct DeleteCommand: ToolCommand {
         ],
         examples: [
             "codable-defaults delete settings.json volume token", "codable-defaults delete settings.json --all",
-        ])
+        ],
+        exitCases: [.keyNotFound("delete KEY without --force"), .notDurable])
 
     /// The store to change.
     let location: StoreLocation

@@ -5,6 +5,7 @@ import CodableDefaults
 struct ExplainCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "explain",
+        origin: .added(),
         abstract: "Print every layer's value of KEY in lookup order, and which one reads give.",
         arguments: [.store, .key()],
         options: StoreLocation.options + LayerOptions.options,
@@ -25,7 +26,8 @@ struct ExplainCommand: ToolCommand {
         examples: [
             "codable-defaults explain settings.json volume --env-prefix MYSERVICE_ --fallback /etc/myservice/defaults.json",
             "codable-defaults explain settings.json token --secret-dir /run/secrets/myservice",
-        ])
+        ],
+        exitCases: [.keyNotFound("explain KEY")])
 
     /// The store to read.
     let location: StoreLocation

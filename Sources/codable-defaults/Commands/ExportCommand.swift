@@ -12,6 +12,7 @@ import CodableDefaults
 struct ExportCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "export",
+        origin: .defaults,
         abstract: "Write the store's JSON to DEST, or to standard output (no DEST, or -).",
         arguments: [.store, .value("DEST", .optional)],
         options: StoreLocation.options + LayerOptions.options,

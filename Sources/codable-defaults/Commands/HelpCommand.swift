@@ -1,7 +1,7 @@
 /// `help [COMMAND]` (and `--help [COMMAND]`, `-h`): the help of the tool or of a command.
 struct HelpCommand: ToolCommand {
     static let configuration = CommandConfiguration(
-        name: "help", abstract: "Show the help of the tool or of a command.",
+        name: "help", origin: .defaults, abstract: "Show the help of the tool or of a command.",
         arguments: [.value("COMMAND", .optional)], examples: ["codable-defaults help write"], isAboutTheTool: true)
 
     /// The command whose help to show, or `nil` for the tool's.

@@ -8,6 +8,7 @@ import Foundation
 struct ImportCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "import",
+        origin: .defaults,
         abstract: "Merge the members of the JSON object in SOURCE into the store.",
         arguments: [.store, .value("SOURCE")],
         options: StoreLocation.options,
@@ -19,7 +20,8 @@ struct ImportCommand: ToolCommand {
         ],
         examples: [
             "codable-defaults import settings.json backup.json"
-        ])
+        ],
+        exitCases: [.missingFile("a missing SOURCE for import"), .notDurable])
 
     /// The store to change.
     let location: StoreLocation

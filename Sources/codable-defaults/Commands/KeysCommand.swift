@@ -4,6 +4,7 @@ import CodableDefaults
 struct KeysCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "keys",
+        origin: .added(),
         abstract: "Print the stored keys, one per line, in the file's order.",
         arguments: [.store],
         options: StoreLocation.options + StoreLocation.etcdOptions + LayerOptions.options,

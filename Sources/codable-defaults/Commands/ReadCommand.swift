@@ -5,6 +5,7 @@ import CodableDefaults
 struct ReadCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "read",
+        origin: .defaults,
         abstract: "Print the whole store as pretty JSON, or one value as compact JSON.",
         arguments: [.store, .key("KEY", .optional)],
         options: StoreLocation.options + StoreLocation.etcdOptions + LayerOptions.options,
@@ -22,7 +23,8 @@ struct ReadCommand: ToolCommand {
         ],
         examples: [
             "codable-defaults read settings.json", "codable-defaults read settings.json volume",
-        ])
+        ],
+        exitCases: [.keyNotFound("read KEY"), .etcdTextNotJSON("read KEY, the whole store's read")])
 
     /// The store to read.
     let location: StoreLocation

@@ -5,6 +5,7 @@ import CodableDefaults
 struct ReadTypeCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "read-type",
+        origin: .defaults,
         abstract: "Print the type of a stored value, as defaults(1) does: 'Type is integer'.",
         arguments: [.store, .key()],
         options: StoreLocation.options + LayerOptions.options,
@@ -18,7 +19,8 @@ struct ReadTypeCommand: ToolCommand {
         ],
         examples: [
             "codable-defaults read-type settings.json volume"
-        ])
+        ],
+        exitCases: [.keyNotFound("read-type KEY")])
 
     /// The store to read.
     let location: StoreLocation

@@ -5,6 +5,7 @@ import CodableDefaults
 struct RenameCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "rename",
+        origin: .defaults,
         abstract: "Move the value of OLD to NEW, in one write.",
         arguments: [.store, .key("OLD"), .key("NEW")],
         options: StoreLocation.options,
@@ -16,7 +17,8 @@ struct RenameCommand: ToolCommand {
         ],
         examples: [
             "codable-defaults rename settings.json volume soundVolume"
-        ])
+        ],
+        exitCases: [.keyNotFound("rename OLD"), .notDurable])
 
     /// The store to change.
     let location: StoreLocation

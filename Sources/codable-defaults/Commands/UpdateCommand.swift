@@ -4,6 +4,7 @@ import CodableDefaults
 struct UpdateCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "update",
+        origin: .added(note: "an atomic --add"),
         abstract: "Add N to an integer atomically, and print the new value.",
         arguments: [.store, .key()],
         options: StoreLocation.options + [
@@ -20,7 +21,8 @@ struct UpdateCommand: ToolCommand {
         examples: [
             "codable-defaults update settings.json launches --add 1",
             "codable-defaults update settings.json credits --add -5",
-        ])
+        ],
+        exitCases: [.wrongType("update"), .failure("update's sum overflows"), .etcdTextNotJSON("update"), .notDurable])
 
     /// The store to update.
     let location: StoreLocation

@@ -14,6 +14,7 @@ import Foundation
 struct WatchCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "watch",
+        origin: .added(),
         abstract: "Print a line per change of the store, by any process, until interrupted.",
         arguments: [.store, .key("KEY", .zeroOrMore)],
         options: StoreLocation.options + StoreLocation.etcdOptions + [

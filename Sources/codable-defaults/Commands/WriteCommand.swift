@@ -8,6 +8,7 @@ import CodableDefaults
 struct WriteCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "write",
+        origin: .defaults,
         abstract: "Store a value: JSON text, a string (--string), or typed as defaults(1) does (-int 5).",
         arguments: [.store, .key(), .value("VALUE", .typedValues)],
         options: StoreLocation.options + StoreLocation.etcdOptions + LayerOptions.options + [
@@ -54,7 +55,8 @@ struct WriteCommand: ToolCommand {
             "codable-defaults write settings.json count -int 5",
             "codable-defaults write settings.json enabled -bool YES",
             "codable-defaults write settings.json recent -array-add a.txt b.txt",
-        ])
+        ],
+        exitCases: [.wrongType("-array-add, -dict-add"), .etcdTextNotJSON("-array-add and -dict-add"), .notDurable])
 
     /// What `write` stores: JSON text, a string (`--string`), or values given with a type flag.
     enum Value: Sendable, Equatable {
@@ -81,7 +83,8 @@ struct WriteCommand: ToolCommand {
         key = try arguments.take("KEY")
         if let (flag, position) = arguments.typeFlag {
             if position != arguments.takenCount {
-                throw .usage("\(flag.spelling) goes after KEY, before its values: \(flag.usage)")
+                throw .usage(
+                    "\(flag.spelling) goes after KEY, before its values: \(flag.usage(in: Self.configuration))")
             }
             if arguments.flag("string") {
                 throw .usage("give either --string or \(flag.spelling), not both")

@@ -1,9 +1,11 @@
 import CodableDefaults
 import Foundation
 
-/// A type flag of `write`, spelled as `defaults(1)` spells it: `-int 5`, `-array a b c`, `-dict-add k v`.
+/// A type flag, spelled as `defaults(1)` spells it: `-int 5`, `-array a b c`, `-dict-add k v`.
 ///
-/// The flag follows KEY and ends the options: every argument after it is one of its values, taken as it is.
+/// A command takes one when its last argument is declared `typedValues` (`write FILE KEY [-TYPE] VALUE...`). The
+/// flag follows the command's other arguments and ends the options: every argument after it is one of its values,
+/// taken as it is.
 enum TypeFlag: String, CaseIterable, Sendable {
     case int, float, bool, string, date, data, array, dict
     case arrayAdd = "array-add"
@@ -25,8 +27,12 @@ enum TypeFlag: String, CaseIterable, Sendable {
     /// The flag as written on a command line.
     var spelling: String { "-" + rawValue }
 
-    /// The `write` command line the flag belongs on, for messages: `write FILE KEY -int VALUE`.
-    var usage: String { "write FILE KEY \(spelling) \(valueSynopsis)" }
+    /// The command line of `command` (a command that takes a type flag) with the flag in its place, for messages:
+    /// `write FILE KEY -int VALUE`.
+    func usage(in command: CommandConfiguration) -> String {
+        let before = command.arguments.prefix { $0.arity != .typedValues }.map(\.synopsis)
+        return ([command.name] + before + [spelling, valueSynopsis]).joined(separator: " ")
+    }
 
     /// The values the flag takes, for messages.
     var valueSynopsis: String {

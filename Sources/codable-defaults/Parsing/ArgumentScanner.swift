@@ -102,8 +102,8 @@ enum ArgumentScanner {
         var hint = suggestion(for: "--" + name, among: configuration.options.map { "--" + $0.name } + ["--help"])
         if hint.isEmpty, let owner = Commands.all.first(where: { $0.configuration.option(named: name) != nil }) {
             hint = " (--\(name) is an option of '\(owner.configuration.name)')"
-        } else if hint.isEmpty, let flag = TypeFlag(argument: argument) {
-            hint = " (\(flag.spelling) is a type flag of 'write': \(flag.usage))"
+        } else if hint.isEmpty, let flag = TypeFlag(argument: argument), let owners = typeFlagOwners() {
+            hint = " (\(flag.spelling) is a type flag of \(owners.names): \(flag.usage(in: owners.first)))"
         }
         return .usage("unknown option '\(spelled)' for '\(configuration.name)'\(hint)")
     }
@@ -120,11 +120,25 @@ enum ArgumentScanner {
                 "\(name) is an option of \(whose): put it after the command, as in "
                     + "'codable-defaults \(owner.name) \(name)\(value) ...'")
         }
-        if let flag = TypeFlag(argument: argument) {
+        if let flag = TypeFlag(argument: argument), let owners = typeFlagOwners() {
+            let before = owners.first.arguments.prefix { $0.arity != .typedValues }
+            let place = before.last.map { "after \($0.name)" } ?? "first"
             return .usage(
-                "\(flag.spelling) is a type flag of 'write': put it after KEY, as in 'codable-defaults \(flag.usage)'")
+                "\(flag.spelling) is a type flag of \(owners.names): put it \(place), as in "
+                    + "'codable-defaults \(flag.usage(in: owners.first))'")
         }
         let hint = suggestion(for: name, among: ["--help", "--version"])
         return .usage("unknown option '\(name)'\(hint)")
+    }
+
+    /// The commands that take a type flag, for messages: the first of them, and their names as a message writes
+    /// them ("'write'", "'write' and 'edit'"); `nil` when no command takes one.
+    private static func typeFlagOwners() -> (first: CommandConfiguration, names: String)? {
+        let owners = Commands.all.map { $0.configuration }.filter(\.takesTypeFlag)
+        guard let first = owners.first else { return nil }
+        let names = owners.map { "'\($0.name)'" }
+        let listed =
+            names.count > 1 ? names.dropLast().joined(separator: ", ") + " and " + names[names.count - 1] : names[0]
+        return (first, listed)
     }
 }

@@ -1,10 +1,42 @@
 /// What a command declares: its name, the arguments and options it takes, and its help.
 ///
 /// The usage line, the command's help and its line in the tool's help are made from it, and so are the usage
-/// errors the scanner finds on its own.
+/// errors the scanner finds on its own, and every list of commands in the tool's help (which commands take
+/// `--etcd`, which take layer options, which exit with which status, which are not in `defaults(1)`).
 struct CommandConfiguration: Sendable {
+    /// Whether a command is a verb of macOS `defaults(1)`, as the tool's help lists the commands it adds.
+    enum Origin: Sendable, Equatable {
+        /// A verb of `defaults(1)` (`read`, `write`, `delete`...).
+        case defaults
+        /// A command `defaults(1)` does not have; `note`, when given, follows its name in the list of added
+        /// commands: "update (an atomic --add)".
+        case added(note: String? = nil)
+    }
+
+    /// A case of an exit status that is the command's own, as the EXIT STATUS section of the help lists it.
+    ///
+    /// The section names, for each status, the commands that exit with it and when; each case is a phrase of
+    /// that list, in the list's words. Failures every command shares (the output cannot be written, a usage
+    /// error, an unreadable or invalid store file) are not declared.
+    enum ExitCase: Sendable, Equatable {
+        /// Exit 1: the stored value is of another type than the command changes ("-array-add, -dict-add").
+        case wrongType(String)
+        /// Exit 1: another failure of the command's own ("update's sum overflows").
+        case failure(String)
+        /// Exit 3: a key the command needs has no value ("read KEY", "delete KEY without --force").
+        case keyNotFound(String)
+        /// Exit 4: a file the command needs is missing ("a missing SOURCE for import").
+        case missingFile(String)
+        /// Exit 4: on etcd, a key's text is not JSON where the command reads it ("the whole store's read").
+        case etcdTextNotJSON(String)
+        /// Exit 5: the command writes the store, so its change may be written but not confirmed durable.
+        case notDurable
+    }
+
     /// The command's name: the first argument.
     let name: String
+    /// Whether the command is a verb of `defaults(1)`.
+    let origin: Origin
     /// One line saying what the command does.
     let abstract: String
     /// The positional arguments, in order (the store's FILE first, for a command that works on a store).
@@ -15,6 +47,8 @@ struct CommandConfiguration: Sendable {
     let discussion: [String]
     /// Example command lines.
     let examples: [String]
+    /// The cases of exit statuses that are the command's own, in the order of each status's list.
+    let exitCases: [ExitCase]
     /// Whether the command is about the tool rather than a store (`help`): its help lists no exit statuses,
     /// its usage errors point to the tool's help, and its arguments (names it compares, never uses) are not
     /// refused when they are not UTF-8.
@@ -22,15 +56,18 @@ struct CommandConfiguration: Sendable {
 
     /// Declares a command.
     init(
-        name: String, abstract: String, arguments: [ArgumentDeclaration], options: [OptionDeclaration] = [],
-        discussion: [String] = [], examples: [String] = [], isAboutTheTool: Bool = false
+        name: String, origin: Origin, abstract: String, arguments: [ArgumentDeclaration],
+        options: [OptionDeclaration] = [], discussion: [String] = [], examples: [String] = [],
+        exitCases: [ExitCase] = [], isAboutTheTool: Bool = false
     ) {
         self.name = name
+        self.origin = origin
         self.abstract = abstract
         self.arguments = arguments
         self.options = options
         self.discussion = discussion
         self.examples = examples
+        self.exitCases = exitCases
         self.isAboutTheTool = isAboutTheTool
     }
 
@@ -54,6 +91,12 @@ struct CommandConfiguration: Sendable {
     /// Whether the command takes a type flag of `defaults(1)` (`-int 5`): its last argument is the flag's values.
     var takesTypeFlag: Bool {
         arguments.contains { $0.arity == .typedValues }
+    }
+
+    /// Whether the command takes every option of `group` (``StoreLocation/etcdOptions``,
+    /// ``LayerOptions/options``).
+    func takes(_ group: [OptionDeclaration]) -> Bool {
+        group.allSatisfy { option(named: $0.name) != nil }
     }
 
     /// The declared option named `name` (without its leading `--`).

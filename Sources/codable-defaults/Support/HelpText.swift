@@ -2,26 +2,57 @@ import CodableDefaults
 
 /// The texts of `--help` and `help COMMAND`, made from the commands' declarations.
 enum HelpText {
-    /// The exit statuses, as the help lists them.
-    static let exitStatuses = """
-        EXIT STATUS:
-          0  success
-          1  failure: writing the store, the export or the output failed; -array-add, -dict-add or update
-             found a value of another type, or update's sum overflows; a secret value to print or export
-             without --show-secrets
-          2  usage error (unknown command or option, missing or extra argument, VALUE not JSON)
-          3  key not found (read KEY, read-type KEY, explain KEY, rename OLD, delete KEY without --force)
-          4  bad or unreadable file: invalid JSON (with line:column), unreadable, not a regular file, too
-             large (the store file or a layer's); a missing file for check and a missing SOURCE for import;
-             an etcd store that cannot be read (no endpoint answers, the user refused) or a key's text there
-             not JSON (read KEY, the whole store's read, -array-add and -dict-add, update)
-          5  written, but not confirmed durable (write, update, rename, delete, import): the file holds the
-             change, but flushing its directory failed, so it may not survive a power loss (a warning is
-             printed)
-        """
+    /// The commands, in the order of the tool's help.
+    private static var commands: [CommandConfiguration] {
+        Commands.all.map { $0.configuration }
+    }
+
+    /// The exit statuses, as the help lists them: each status's list of commands made from their declarations
+    /// (``CommandConfiguration/exitCases``), in the order of ``Commands/all``.
+    static var exitStatuses: String {
+        typealias ExitCase = CommandConfiguration.ExitCase
+        /// The phrases `phrase` picks from every command's exit cases.
+        func phrases(_ phrase: (CommandConfiguration, ExitCase) -> String?) -> [String] {
+            commands.flatMap { command in command.exitCases.compactMap { phrase(command, $0) } }
+        }
+        let wrongTypes = phrases { if case .wrongType(let text) = $1 { text } else { nil } }
+        var failures = phrases { if case .failure(let text) = $1 { text } else { nil } }
+        if !wrongTypes.isEmpty { failures.insert(listed(wrongTypes, "or") + " found a value of another type", at: 0) }
+        let keysNotFound = phrases { if case .keyNotFound(let text) = $1 { text } else { nil } }
+        let missingFiles = phrases { if case .missingFile(let text) = $1 { text } else { nil } }
+        let etcdTexts = phrases { if case .etcdTextNotJSON(let text) = $1 { text } else { nil } }
+        let notDurable = phrases { $1 == .notDurable ? $0.name : nil }
+        let statuses: [(ExitStatus, String)] = [
+            (.success, "success"),
+            (
+                .failure,
+                "failure: writing the store, the export or the output failed; "
+                    + failures.joined(separator: ", or ") + (failures.isEmpty ? "" : "; ")
+                    + "a secret value to print or export without --show-secrets"
+            ),
+            (.usage, "usage error (unknown command or option, missing or extra argument, VALUE not JSON)"),
+            (.keyNotFound, "key not found" + parenthesized(keysNotFound)),
+            (
+                .badFile,
+                "bad or unreadable file: invalid JSON (with line:column), unreadable, not a regular file, too large "
+                    + "(the store file or a layer's); "
+                    + (missingFiles.isEmpty ? "" : listed(missingFiles, "and") + "; ")
+                    + "an etcd store that cannot be read (no endpoint answers, the user refused) or a key's text "
+                    + "there not JSON" + parenthesized(etcdTexts)
+            ),
+            (
+                .notDurable,
+                "written, but not confirmed durable" + parenthesized(notDurable) + ": the file holds the change, but "
+                    + "flushing its directory failed, so it may not survive a power loss (a warning is printed)"
+            ),
+        ]
+        let lines = statuses.map { status, text in wrapped(text, first: "  \(status.rawValue)  ", rest: "     ") }
+        return "EXIT STATUS:\n" + lines.joined(separator: "\n")
+    }
 
     /// How the tool differs from macOS `defaults(1)`, as the general help lists it.
-    static let differences = """
+    static var differences: String {
+        """
         DIFFERENCES FROM defaults(1):
           - A store is a JSON FILE (or --suite/--standard), not a domain; values are JSON, not property lists.
           - read prints JSON (the whole store pretty, one value compact), not the old plist text format.
@@ -36,30 +67,53 @@ enum HelpText {
           - import and export take JSON files, not plists; export FILE - writes to standard output, as
             without DEST, but import reads a file only (no - for standard input).
           - Not here: domains, find, read -app / -host / -currentHost (a store is one file).
-          - Added: keys, check, watch, update (an atomic --add); exit statuses tell the failure apart (below).
+        \(added)
         """
+    }
+
+    /// The commands `defaults(1)` does not have, as the differences list them.
+    private static var added: String {
+        let added = commands.compactMap { command -> String? in
+            guard case .added(let note) = command.origin else { return nil }
+            return command.name + (note.map { " (\($0))" } ?? "")
+        }
+        return wrapped(
+            "- Added: \(added.joined(separator: ", ")); exit statuses tell the failure apart (below).",
+            first: "  ", rest: "    ")
+    }
 
     /// The help of the tool.
     static var general: String {
-        let commands = Commands.all.map { $0.configuration }.map { command in
+        let lines = commands.map { command in
             "  " + "\(command.name) \(command.synopsis)".padded(to: 23) + command.abstract
         }
+        let etcdNames = commands.filter { $0.takes(StoreLocation.etcdOptions) }.map(\.name)
+        let etcd = wrapped(
+            "(\(etcdNames.joined(separator: ", "))) the store kept in the etcd cluster at URLS "
+                + "(comma-separated http(s)://host:port), in the etcd keys P + KEY; with --etcd-user NAME "
+                + "--etcd-password-file FILE, as the etcd user NAME",
+            first: String(repeating: " ", count: 21), rest: String(repeating: " ", count: 21))
+        let layered = commands.filter { $0.takes(LayerOptions.options) }.map(\.name)
+        let layers = wrapped(
+            "LAYERS: \(listed(layered, "and")) \(layered.count == 1 ? "takes" : "take") read-only layers around "
+                + "the store, as a program does: --env-prefix PREFIX, --override FILE and their --secret- forms win "
+                + "over the stored value; --fallback FILE, --fallback-dir DIR, --secret-fallback FILE and "
+                + "--secret-dir DIR are read when nothing is stored. Secret values are printed only with "
+                + "--show-secrets. See 'codable-defaults\u{A0}help\u{A0}explain'.", first: "", rest: "")
         return """
             codable-defaults \(Tool.version): read, write, check and watch CodableDefaults store files.
 
             USAGE: codable-defaults COMMAND FILE [ARGUMENTS] [OPTIONS]
 
             COMMANDS:
-            \(commands.joined(separator: "\n"))
+            \(lines.joined(separator: "\n"))
 
             FILE is the path of a store file (a missing file is an empty store), or one of:
               --suite NAME       the suite NAME, as Defaults(suiteName:) opens it: NAME.json in the directory
                                  below (with --app APP, in the directory of the app APP)
               --standard APP     the standard store of the app APP: defaults.json in its directory
               --etcd URLS --prefix P
-                                 (read, write, keys, watch) the store kept in the etcd cluster at URLS
-                                 (comma-separated http(s)://host:port), in the etcd keys P + KEY; with
-                                 --etcd-user NAME --etcd-password-file FILE, as the etcd user NAME
+            \(etcd)
             An app's directory is $\(Defaults.directoryEnvironmentVariable) when set, else
             $XDG_CONFIG_HOME/APP, else ~/.config/APP (this tool's own APP is codable-defaults); on macOS,
             ~/Library/Containers/APP/Data/Library/Application Support/APP when the sandbox container of
@@ -68,11 +122,7 @@ enum HelpText {
             real/s.json. FILE, KEY, VALUE and every other argument must be valid UTF-8: an argument that is
             not is a usage error (exit 2), never used with its bytes replaced.
 
-            LAYERS: read, read-type, keys, export, write and explain take read-only layers around the store, as
-            a program does: --env-prefix PREFIX, --override FILE and their --secret- forms win over the stored
-            value; --fallback FILE, --fallback-dir DIR, --secret-fallback FILE and --secret-dir DIR are read
-            when nothing is stored. Secret values are printed only with --show-secrets. See
-            'codable-defaults help explain'.
+            \(layers)
 
             OPTIONS:
               -h, --help         Show help; also 'codable-defaults help COMMAND' and 'COMMAND --help'.
@@ -112,17 +162,39 @@ enum HelpText {
     private static func wrapped(_ paragraph: String) -> String {
         // An indented paragraph is laid out already (a table of flags).
         if paragraph.hasPrefix("  ") { return paragraph }
+        return wrapped(paragraph, first: "", rest: "")
+    }
+
+    /// `text` broken into lines of at most 100 characters, the first starting with `first`, the others with
+    /// `rest`. A no-break space (U+00A0) joins two words that stay on one line (a command line: 'codable-defaults
+    /// help explain'); it is written as a space.
+    private static func wrapped(_ text: String, first: String, rest: String) -> String {
         var lines: [String] = []
-        var line = ""
-        for word in paragraph.split(separator: " ") {
-            if !line.isEmpty && line.count + 1 + word.count > 100 {
+        var line = first
+        var lineIsEmpty = true
+        for word in text.split(separator: " ") {
+            let word = String(word.map { $0 == "\u{A0}" ? " " : $0 })
+            if !lineIsEmpty && line.count + 1 + word.count > 100 {
                 lines.append(line)
-                line = ""
+                line = rest
+                lineIsEmpty = true
             }
-            line += (line.isEmpty ? "" : " ") + word
+            line += (lineIsEmpty ? "" : " ") + word
+            lineIsEmpty = false
         }
-        if !line.isEmpty { lines.append(line) }
+        lines.append(line)
         return lines.joined(separator: "\n")
+    }
+
+    /// `items` joined as a sentence lists them: "a, b and c" (with `conjunction` "and").
+    private static func listed(_ items: [String], _ conjunction: String) -> String {
+        guard let last = items.last, items.count > 1 else { return items.first ?? "" }
+        return items.dropLast().joined(separator: ", ") + " \(conjunction) " + last
+    }
+
+    /// `items` joined with commas in parentheses after a space, or nothing when there are none: " (a, b)".
+    private static func parenthesized(_ items: [String]) -> String {
+        items.isEmpty ? "" : " (" + items.joined(separator: ", ") + ")"
     }
 }
 

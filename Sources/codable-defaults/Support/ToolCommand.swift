@@ -1,10 +1,12 @@
 /// A command of the tool: one type, in one file, that declares what it takes and runs itself.
 ///
 /// The declaration (``configuration``) is the one source of the command's usage line, its help, its line in
-/// the tool's help, and the usage errors the scanner finds on its own (an unknown option, an option missing
-/// its value, an argument that is not UTF-8, a FILE given together with `--suite`). ``init(parsing:)`` takes
-/// what the scanner found, in the order of the usage line, and checks what only the command knows; ``run(in:)``
-/// does the work. A usage error either throws is shown with this command's usage line.
+/// the tool's help and its place in the lists there (the commands that take `--etcd` or layer options, those of
+/// each exit status, those `defaults(1)` does not have), and the usage errors the scanner finds on its own (an
+/// unknown option, an option missing its value, a type flag for a command that takes none, an argument that is
+/// not UTF-8, a FILE given together with `--suite`). ``init(parsing:)`` takes what the scanner found, in the
+/// order of the usage line, and checks what only the command knows; ``run(in:)`` does the work. A usage error
+/// thrown by either is shown with this command's usage line.
 ///
 /// To add a command: write its type in `Commands/<Name>Command.swift` and add it to ``Commands/all``.
 protocol ToolCommand: Sendable {

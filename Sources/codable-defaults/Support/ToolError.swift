@@ -8,7 +8,7 @@ enum ExitStatus: Int32, Sendable {
     case failure = 1
     /// The command line is wrong.
     case usage = 2
-    /// `read` (or `delete` without `--force`) was given a key with no stored value.
+    /// A key the command needs has no value (`read KEY`; each command declares it in its `exitCases`).
     case keyNotFound = 3
     /// The store file (or the import source) is missing where it must exist, unreadable, or not valid.
     case badFile = 4

@@ -76,8 +76,8 @@ final class Tool {
         try run(command, scanned)
     }
 
-    /// Has `command` take its arguments from `arguments`, and runs it. A usage error either throws is shown
-    /// with the command's usage line.
+    /// Has `command` take its arguments from `arguments`, and runs it. A usage error thrown while taking them
+    /// or running is shown with the command's usage line.
     private func run(_ command: any ToolCommand.Type, _ arguments: ScannedArguments) throws(ToolError) {
         var arguments = arguments
         do throws(ToolError) {
