@@ -22,6 +22,7 @@ enum Commands {
         WatchCommand.self,
         ImportCommand.self,
         ExportCommand.self,
+        DiffCommand.self,
         ExplainCommand.self,
         HelpCommand.self,
     ]

@@ -10,12 +10,15 @@ struct DeleteCommand: ToolCommand {
         options: StoreLocation.options + [
             OptionDeclaration(name: "all", valueName: nil, summary: "Remove every key."),
             OptionDeclaration(name: "force", valueName: nil, summary: "Ignore KEYs that have no stored value."),
+            DryRun.option,
         ],
         discussion: [
-            "A KEY with no stored value exits with 3 and changes nothing, unless --force is given."
+            "A KEY with no stored value exits with 3 and changes nothing, unless --force is given.",
+            DryRun.helpParagraph,
         ],
         examples: [
             "codable-defaults delete settings.json volume token", "codable-defaults delete settings.json --all",
+            "codable-defaults delete settings.json --all --dry-run",
         ],
         exitCases: [.keyNotFound("delete KEY without --force"), .notDurable])
 

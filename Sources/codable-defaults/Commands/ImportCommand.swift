@@ -11,15 +11,17 @@ struct ImportCommand: ToolCommand {
         origin: .defaults,
         abstract: "Merge the members of the JSON object in SOURCE into the store.",
         arguments: [.store, .value("SOURCE")],
-        options: StoreLocation.options,
+        options: StoreLocation.options + [DryRun.option],
         discussion: [
             "SOURCE must hold a JSON object (strict JSON, like a store file). Each member is stored under its "
                 + "key, replacing the key's value; other keys are kept. One write for the whole import. A SOURCE "
                 + "that is the store file itself (by any path: a link, a hard link, a linked directory) is a "
-                + "usage error."
+                + "usage error.",
+            DryRun.helpParagraph,
         ],
         examples: [
-            "codable-defaults import settings.json backup.json"
+            "codable-defaults import settings.json backup.json",
+            "codable-defaults import settings.json backup.json --dry-run",
         ],
         exitCases: [.missingFile("a missing SOURCE for import"), .notDurable])
 

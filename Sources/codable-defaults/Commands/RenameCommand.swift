@@ -8,12 +8,13 @@ struct RenameCommand: ToolCommand {
         origin: .defaults,
         abstract: "Move the value of OLD to NEW, in one write.",
         arguments: [.store, .key("OLD"), .key("NEW")],
-        options: StoreLocation.options,
+        options: StoreLocation.options + [DryRun.option],
         discussion: [
             "One atomic update removes OLD and stores its value under NEW: under the file's lock, OLD is read "
                 + "(with what other processes saved) and the result is written durably before the lock is "
                 + "released. A NEW that has a value is overwritten, as defaults(1) does. An OLD with no stored "
-                + "value exits with 3 and changes nothing; OLD and NEW the same key changes nothing."
+                + "value exits with 3 and changes nothing; OLD and NEW the same key changes nothing.",
+            DryRun.helpParagraph + " " + DryRun.unlockedSentence(of: "A dry run"),
         ],
         examples: [
             "codable-defaults rename settings.json volume soundVolume"

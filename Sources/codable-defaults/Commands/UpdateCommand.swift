@@ -9,18 +9,22 @@ struct UpdateCommand: ToolCommand {
         arguments: [.store, .key()],
         options: StoreLocation.options + [
             OptionDeclaration(
-                name: "add", valueName: "N", isRequired: true, summary: "The integer to add (negative to subtract).")
+                name: "add", valueName: "N", isRequired: true, summary: "The integer to add (negative to subtract)."),
+            DryRun.option,
         ],
         discussion: [
             "One atomic update: under the file's lock, the current value of KEY is read (with what other "
                 + "processes saved), N is added and the result is written durably before the lock is released, "
                 + "so updates run at once by any number of processes all count. A KEY with no value counts as 0. "
                 + "Prints the new value. N must be an integer (else exit 2); a stored value that is not an integer, "
-                + "or a sum beyond 64-bit integers, exits with 1 and writes nothing. Not in defaults(1)."
+                + "or a sum beyond 64-bit integers, exits with 1 and writes nothing. Not in defaults(1).",
+            DryRun.helpParagraph + " " + DryRun.unlockedSentence(of: "A dry run")
+                + " A dry run prints the change ('~ KEY<TAB>OLD → NEW', or '+ KEY<TAB>NEW'), not the new value alone.",
         ],
         examples: [
             "codable-defaults update settings.json launches --add 1",
             "codable-defaults update settings.json credits --add -5",
+            "codable-defaults update settings.json launches --add 1 --dry-run",
         ],
         exitCases: [.wrongType("update"), .failure("update's sum overflows"), .etcdTextNotJSON("update"), .notDurable])
 
@@ -73,6 +77,7 @@ struct UpdateCommand: ToolCommand {
             sum = result
             values[0] = .number(JSONNumber(result))
         }
-        try Output.print("\(sum)\n")
+        // A dry run printed the change instead (its one line holds the sum).
+        if !tool.isDryRun { try Output.print("\(sum)\n") }
     }
 }

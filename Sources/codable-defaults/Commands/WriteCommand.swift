@@ -12,7 +12,8 @@ struct WriteCommand: ToolCommand {
         abstract: "Store a value: JSON text, a string (--string), or typed as defaults(1) does (-int 5).",
         arguments: [.store, .key(), .value("VALUE", .typedValues)],
         options: StoreLocation.options + StoreLocation.etcdOptions + LayerOptions.options + [
-            OptionDeclaration(name: "string", valueName: nil, summary: "Store VALUE as a string, not as JSON text.")
+            OptionDeclaration(name: "string", valueName: nil, summary: "Store VALUE as a string, not as JSON text."),
+            DryRun.option,
         ],
         discussion: [
             "VALUE is JSON text: 0.8, true, null, \"text\", [1,2], {\"a\":1}. Text that is not JSON is a usage "
@@ -47,6 +48,8 @@ struct WriteCommand: ToolCommand {
                 + "shadows KEY a note on standard error says which (codable-defaults: note: \"KEY\" is shadowed "
                 + "by environment MYSERVICE_KEY; reads give that value); the exit status is 0. Layers are never "
                 + "written.",
+            DryRun.helpParagraph + " With a type flag, give --dry-run before the flag (after it, it is a value). "
+                + DryRun.unlockedSentence(of: "A dry run of -array-add or -dict-add"),
         ],
         examples: [
             "codable-defaults write settings.json volume 0.8",
@@ -55,6 +58,7 @@ struct WriteCommand: ToolCommand {
             "codable-defaults write settings.json count -int 5",
             "codable-defaults write settings.json enabled -bool YES",
             "codable-defaults write settings.json recent -array-add a.txt b.txt",
+            "codable-defaults write settings.json volume 0.9 --dry-run",
         ],
         exitCases: [.wrongType("-array-add, -dict-add"), .etcdTextNotJSON("-array-add and -dict-add"), .notDurable])
 

@@ -19,6 +19,9 @@ struct CommandConfiguration: Sendable {
     /// that list, in the list's words. Failures every command shares (the output cannot be written, a usage
     /// error, an unreadable or invalid store file) are not declared.
     enum ExitCase: Sendable, Equatable {
+        /// Exit 0 when the command finds no difference, 1 when it finds one (`diff`, as diff(1) exits): a
+        /// difference is an answer, not a failure.
+        case difference
         /// Exit 1: the stored value is of another type than the command changes ("-array-add, -dict-add").
         case wrongType(String)
         /// Exit 1: another failure of the command's own ("update's sum overflows").

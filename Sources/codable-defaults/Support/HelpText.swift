@@ -22,11 +22,13 @@ enum HelpText {
         let missingFiles = phrases { if case .missingFile(let text) = $1 { text } else { nil } }
         let etcdTexts = phrases { if case .etcdTextNotJSON(let text) = $1 { text } else { nil } }
         let notDurable = phrases { $1 == .notDurable ? $0.name : nil }
+        let differing = phrases { $1 == .difference ? $0.name : nil }
         let statuses: [(ExitStatus, String)] = [
-            (.success, "success"),
+            (.success, "success" + (differing.isEmpty ? "" : " (\(listed(differing, "and")): no difference)")),
             (
                 .failure,
-                "failure: writing the store, the export or the output failed; "
+                (differing.isEmpty ? "" : "\(listed(differing, "or")) found a difference; or ")
+                    + "failure: writing the store, the export or the output failed; "
                     + failures.joined(separator: ", or ") + (failures.isEmpty ? "" : "; ")
                     + "a secret value to print or export without --show-secrets"
             ),

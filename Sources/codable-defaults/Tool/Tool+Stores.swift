@@ -28,14 +28,16 @@ extension Tool {
             throw ToolError(opening: error)
         }
         keep(defaults)
-        guard !layers.isEmpty else { return defaults }
-        do {
-            try defaults.setLayers(
-                overrides: LayerOptions.libraryLayers(layers.overrides),
-                fallbacks: LayerOptions.libraryLayers(layers.fallbacks))
-        } catch {
-            throw ToolError(opening: error)
+        if !layers.isEmpty {
+            do {
+                try defaults.setLayers(
+                    overrides: LayerOptions.libraryLayers(layers.overrides),
+                    fallbacks: LayerOptions.libraryLayers(layers.fallbacks))
+            } catch {
+                throw ToolError(opening: error)
+            }
         }
+        if isDryRun { dryRunSnapshots[ObjectIdentifier(defaults)] = try storedOnlyMembers(defaults) }
         return defaults
     }
 
@@ -45,8 +47,9 @@ extension Tool {
         openStores.append(defaults)
     }
 
-    /// Writes the store's changes durably.
+    /// Writes the store's changes durably; under `--dry-run`, prints them instead (``printDryRun(_:)``).
     func save(_ defaults: Defaults) throws(ToolError) {
+        if isDryRun { return try printDryRun(defaults) }
         do {
             try defaults.save()
         } catch  where error.code == .notDurable {
@@ -105,9 +108,22 @@ extension Tool {
     /// Runs one atomic update of `keys` (``Defaults/modify(forKeys:_:)``): `body` gets their stored values
     /// under the file's lock and what it leaves is written durably before the lock is released. What `body`
     /// throws is thrown as it is; nothing is written then.
+    ///
+    /// Under `--dry-run`, the lock is not taken and nothing is written: `body` gets the stored values as this run
+    /// read them (``currentStoredValue(_:key:)``), what it leaves is set in memory, and ``save(_:)`` prints the
+    /// difference and discards it.
     func update(
         _ defaults: Defaults, keys: [String], _ body: (inout [JSONValue?]) throws(ToolError) -> Void
     ) throws(ToolError) {
+        if isDryRun {
+            var values: [JSONValue?] = []
+            for key in keys { values.append(try currentStoredValue(defaults, key: key)) }
+            try body(&values)
+            for (key, value) in zip(keys, values) {
+                if let value { defaults.set(value, forKey: key) } else { defaults.removeValue(forKey: key) }
+            }
+            return try save(defaults)
+        }
         do {
             try defaults.modify(forKeys: keys) { values in try body(&values) }
         } catch let error as ToolError {

@@ -16,6 +16,11 @@ final class Tool {
     let reporter = ErrorReporter()
     /// Where the etcd stores this run opened are, by store (for messages: they have no file).
     var etcdLocations: [ObjectIdentifier: StoreLocation] = [:]
+    /// Whether the command was given `--dry-run` (see ``DryRun``): it prints what it would change and writes
+    /// nothing.
+    var isDryRun = false
+    /// Under `--dry-run`, the stored members of each store this run opened, as they were opened, by store.
+    var dryRunSnapshots: [ObjectIdentifier: [(key: String, value: JSONValue)]] = [:]
 
     /// Runs the command given by `arguments` (without the program's name).
     ///
@@ -80,8 +85,14 @@ final class Tool {
     /// or running is shown with the command's usage line.
     private func run(_ command: any ToolCommand.Type, _ arguments: ScannedArguments) throws(ToolError) {
         var arguments = arguments
+        // A dry run's changes are discarded when it ends, however it ends: nothing writes them, at exit either.
+        defer {
+            if isDryRun { for store in openStores { store.discardUnsavedChanges() } }
+        }
         do throws(ToolError) {
             try arguments.refuseNotUTF8()
+            // Only the commands that declare --dry-run take it: the scanner refuses it for the others.
+            isDryRun = arguments.flag(DryRun.option.name)
             let parsed = try command.init(parsing: &arguments)
             try arguments.refuseUnexpected()
             try parsed.run(in: self)

@@ -1,0 +1,75 @@
+import CodableDefaults
+import Foundation
+
+/// `diff FILE OTHER`: a line per key whose stored value differs between the store and the JSON object in
+/// OTHER, as ``DiffText`` writes them; exit 0 when there is none, 1 when there is one, as diff(1) exits.
+///
+/// OTHER is read by the library itself, opened as a store that is never changed (as `import` reads SOURCE):
+/// it is held to the store file's strict JSON rules, its errors carry line and column, and it is never locked
+/// or written.
+struct DiffCommand: ToolCommand {
+    static let configuration = CommandConfiguration(
+        name: "diff",
+        origin: .added(),
+        abstract: "Print a line per key whose stored value differs from the JSON object in OTHER.",
+        arguments: [.store, .value("OTHER")],
+        options: StoreLocation.options + StoreLocation.etcdOptions,
+        discussion: [
+            "OTHER is the path of a JSON file holding an object: a store file, an export, any JSON object "
+                + "(strict JSON, like a store file). It is only read: never locked, created or written. For each "
+                + "key whose stored value differs, sorted by the keys' UTF-8 bytes, prints one line: the key as "
+                + "'keys' prints it, a tab, and the values as compact JSON:",
+            "  + KEY<TAB>NEW          KEY has a value only in OTHER\n"
+                + "  - KEY<TAB>OLD          KEY has a value only in the store\n"
+                + "  ~ KEY<TAB>OLD → NEW    KEY has a value in both, and they differ",
+            "Values are compared as the library compares JSON values: numbers by value (1, 1.0 and 1e0 are "
+                + "the same), objects whatever the order of their members, strings as Swift compares them "
+                + "(canonically equivalent strings are the same); a value only spelled otherwise is no "
+                + "difference. Keys are compared byte for byte, as the store compares them. The stored values "
+                + "only: layers (see 'help explain') are no part of a diff. A file's $schemaVersion member is "
+                + "compared like a key.",
+            "Exits with 0 when nothing differs (and prints nothing), with 1 when something does, as diff(1). "
+                + "A missing FILE is an empty store, as for 'read'; a missing OTHER exits with 4, and so does "
+                + "an OTHER that is not a JSON object (naming its line and column). On etcd, a key whose text "
+                + "is not JSON is named on standard error and the diff exits with 4.",
+        ],
+        examples: [
+            "codable-defaults diff settings.json backup.json",
+            "codable-defaults diff --etcd http://127.0.0.1:2379 --prefix myservice/ myservice.json",
+        ],
+        exitCases: [.difference, .missingFile("a missing OTHER for diff"), .etcdTextNotJSON("diff")])
+
+    /// The store to compare.
+    let location: StoreLocation
+    /// The path of the JSON file to compare it with.
+    let other: String
+
+    init(parsing arguments: inout ScannedArguments) throws(ToolError) {
+        location = try StoreLocation(parsing: &arguments)
+        other = try arguments.take("OTHER")
+        if other.isEmpty { throw .usage("OTHER is empty") }
+    }
+
+    func run(in tool: Tool) throws(ToolError) {
+        let defaults = try tool.open(location)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: other, isDirectory: &isDirectory) else {
+            throw ToolError(.badFile, "\(other): no such file")
+        }
+        let otherStore: Defaults
+        do {
+            otherStore = try Defaults(url: URL(fileURLWithPath: ArgumentPath.absolute(other)), saveMode: .manual)
+        } catch {
+            throw ToolError(opening: error)
+        }
+        tool.keep(otherStore)
+        let lines = DiffText.lines(from: try tool.storedMembers(defaults), to: try tool.storedMembers(otherStore))
+        try Output.print(lines.joined())
+        // Text that is not JSON in etcd is no stored member, yet it is there: said, and the diff fails.
+        let unreadable = defaults.engine.unreadableNames().compactMap {
+            defaults.engine.unreadableValue(named: $0, secret: false)?.description
+        }
+        if !unreadable.isEmpty { throw ToolError(.badFile, unreadable.joined(separator: "\n")) }
+        if !lines.isEmpty { throw ToolError(.failure, nil) }
+    }
+}

@@ -1,0 +1,57 @@
+import CodableDefaults
+
+/// The lines of `diff` and of a dry run: one per key whose stored value differs between two stores.
+///
+/// Each line is a mark, a space, the key as `keys` prints it (``KeyText/line(_:)``: a JSON string when it
+/// would be ambiguous, so it never holds a tab), a tab, and the values as compact JSON:
+///
+/// - `+ KEY<TAB>NEW`: the key has a value only in the new store;
+/// - `- KEY<TAB>OLD`: only in the old store;
+/// - `~ KEY<TAB>OLD → NEW`: in both, with values that are not equal.
+///
+/// Lines are sorted by the keys' UTF-8 bytes, the store file's order. Keys are told apart byte for byte, as the
+/// store tells them (two keys that differ only in Unicode normalization are two keys). Values are compared as
+/// the library compares ``JSONValue``s: numbers by value (`1`, `1.0` and `1e0` are equal), objects whatever
+/// the order of their members, strings as Swift compares them (by canonical equivalence). A value only
+/// spelled otherwise is no difference.
+enum DiffText {
+    /// The lines from the members of `old` to those of `new`, each list sorted by the keys' UTF-8 bytes (as
+    /// ``Tool/storedMembers(_:includingReserved:)`` gives them), each line ending with a newline.
+    static func lines(
+        from old: [(key: String, value: JSONValue)], to new: [(key: String, value: JSONValue)]
+    ) -> [String] {
+        var lines: [String] = []
+        var oldIndex = old.startIndex
+        var newIndex = new.startIndex
+        while oldIndex < old.endIndex || newIndex < new.endIndex {
+            let oldMember = oldIndex < old.endIndex ? old[oldIndex] : nil
+            let newMember = newIndex < new.endIndex ? new[newIndex] : nil
+            switch (oldMember, newMember) {
+            case (let removed?, let added?) where removed.key.utf8.elementsEqual(added.key.utf8):
+                if removed.value != added.value {
+                    lines.append(
+                        line("~", removed.key, JSONText.compact(removed.value) + " → " + JSONText.compact(added.value)))
+                }
+                oldIndex += 1
+                newIndex += 1
+            case (let removed?, let added?) where removed.key.utf8.lexicographicallyPrecedes(added.key.utf8):
+                lines.append(line("-", removed.key, JSONText.compact(removed.value)))
+                oldIndex += 1
+            case (_, let added?):
+                lines.append(line("+", added.key, JSONText.compact(added.value)))
+                newIndex += 1
+            case (let removed?, nil):
+                lines.append(line("-", removed.key, JSONText.compact(removed.value)))
+                oldIndex += 1
+            case (nil, nil):
+                return lines
+            }
+        }
+        return lines
+    }
+
+    /// One line: the mark, the key, a tab and the values.
+    private static func line(_ mark: String, _ key: String, _ values: String) -> String {
+        "\(mark) \(KeyText.line(key))\t\(values)\n"
+    }
+}
