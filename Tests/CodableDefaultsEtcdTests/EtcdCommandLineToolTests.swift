@@ -60,6 +60,37 @@ struct EtcdCommandLineToolTests {
         }
     }
 
+    @Test(.needsEtcd) func diffComparesAPrefixWithAFileAndADryRunLeavesEtcdUnchanged() async throws {
+        try await EtcdServer.with { server in
+            let store = ["--etcd", server.clientURL, "--prefix", "myservice/"]
+            #expect(try await tool(["write"] + store + ["volume", "0.8"]).status == .exited(0))
+            #expect(try await tool(["write"] + store + ["name", "--string", "A"]).status == .exited(0))
+            let directory = try TemporaryDirectory()
+            try write(#"{"name":"A","theme":"dark","volume":0.9}"#, to: directory.file("other.json"))
+            try write(#"{"volume":0.80,"name":"A"}"#, to: directory.file("same.json"))
+            #expect(
+                try await tool(["diff"] + store + [directory.file("other.json").path])
+                    == (.exited(1), ["+ theme\t\"dark\"", "~ volume\t0.8 → 0.9"]))
+            #expect(try await tool(["diff"] + store + [directory.file("same.json").path]) == (.exited(0), []))
+
+            // A dry run prints the change and leaves etcd as it was, -array-add (an update) included.
+            #expect(
+                try await tool(["write", "--dry-run"] + store + ["volume", "0.5"]) == (
+                    .exited(0), ["~ volume\t0.8 → 0.5"]
+                ))
+            #expect(
+                try await tool(["write", "--dry-run"] + store + ["recent", "-array-add", "a.txt"])
+                    == (.exited(0), ["+ recent\t[\"a.txt\"]"]))
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.8\n")
+            #expect(
+                try await server.etcdctl(["get", "--prefix", "--keys-only", "myservice/"])
+                    == "myservice/name\n\nmyservice/volume\n\n")
+            // The real run writes what the dry run printed.
+            #expect(try await tool(["write"] + store + ["volume", "0.5"]).status == .exited(0))
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.5\n")
+        }
+    }
+
     @Test(.needsEtcd) func anEtcdUserWithAPasswordFileOpensAClusterWithAuthenticationAndThePasswordIsNeverPrinted()
         async throws
     {
