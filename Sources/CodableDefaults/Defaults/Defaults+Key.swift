@@ -17,9 +17,9 @@ extension Defaults {
 
     // `@unchecked Sendable`: the compiler checks only final classes, and `Key` inherits from this one.
     // Every stored property is an immutable `Sendable` value.
-    /// The common base of every ``Defaults/Key``: a key of any value type (its name and whether it is secret),
-    /// which APIs that take keys of several types accept (``reset(_:)-(AnyKey...)``, ``updates(forAnyOf:options:)-(AnyKey...,_)``).
-    /// Extend it through its namespace name, ``Keys``.
+    /// The common base of every ``Defaults/Key``: a key of any value type (its name and whether it is secret), which
+    /// APIs that take keys of several types accept (``reset(_:)-(AnyKey...)``,
+    /// ``updates(forAnyOf:options:)-(AnyKey...,_)``). Extend it through its namespace name, ``Keys``.
     ///
     /// Declare keys as static members of an extension of ``Keys``, so they can be written with a leading dot:
     ///

@@ -44,7 +44,8 @@ package final class Store: Sendable {
     let saveLock: SaveLock
     /// Where background work runs: the save timer, outside-change checks, merge notifications.
     let queue = DispatchQueue(label: "CodableDefaults.Store")
-    /// Tells Observation's trackings of this store's names of their changes (see `Observation/Store+ObservationTracking.swift`).
+    /// Tells Observation's trackings of this store's names of their changes (see
+    /// `Observation/Store+ObservationTracking.swift`).
     let registrar = ObservationRegistrar()
 
     /// Whether a key of `length` bytes of UTF-8 is within the limits (checked on every typed set).

@@ -32,9 +32,9 @@ struct MemberState {
 /// The typed caches of a store: one slot per key object that read or set a value, found by the key's identity.
 /// Part of ``StoreState``, under the store's lock.
 ///
-/// A slot holds its key's ``KeyLifetime`` weakly; the key knows nothing of the stores it is used with. The slots of keys that no
-/// longer exist are dropped when a new slot would take the table past twice the number it held after the last
-/// sweep (at least ``sweepFloor``), so a program that makes key objects in a loop keeps a bounded table, at an
+/// A slot holds its key's ``KeyLifetime`` weakly; the key knows nothing of the stores it is used with. The slots of
+/// keys that no longer exist are dropped when a new slot would take the table past twice the number it held after the
+/// last sweep (at least ``sweepFloor``), so a program that makes key objects in a loop keeps a bounded table, at an
 /// amortized cost of one weak load per slot made.
 struct TypedCaches {
     /// The slots, by key identity.

@@ -30,8 +30,8 @@ struct StoreState {
         return makeCell(name, key: key)
     }
 
-    /// The cell for `name` when the name has a cell, a member in ``MemberState/base`` or a layer's value; `nil` for a name
-    /// never used and not stored anywhere, which then gets no cell.
+    /// The cell for `name` when the name has a cell, a member in ``MemberState/base`` or a layer's value; `nil` for a
+    /// name never used and not stored anywhere, which then gets no cell.
     mutating func existingCell(named name: String) -> Cell? {
         let key = MemberName(name)
         if let cell = members.cells[key] { return cell }
@@ -44,8 +44,8 @@ struct StoreState {
         return makeCell(name, key: key)
     }
 
-    /// Makes the cell of a name that has none: its stored and saved value are its member in ``MemberState/base``, its layers'
-    /// values those the layers hold for it.
+    /// Makes the cell of a name that has none: its stored and saved value are its member in ``MemberState/base``, its
+    /// layers' values those the layers hold for it.
     private mutating func makeCell(_ name: String, key: MemberName) -> Cell {
         let cell = Cell(name: name)
         // A store with nothing read (grown by sets, in memory) has no base to look in: no hashing for a miss.
@@ -95,9 +95,9 @@ struct StoreState {
         cell.hasObservers || !observers.all.isEmpty || observers.membership != nil
     }
 
-    /// Puts every cell's layer values in step with ``LayerState/stack`` (after they were set or one was read again), and
-    /// gives a cell to each name a layer lists when an `observeAll` observer or a tracked list of names is there
-    /// to hear of it. Returns the names whose layer values changed.
+    /// Puts every cell's layer values in step with ``LayerState/stack`` (after they were set or one was read again),
+    /// and gives a cell to each name a layer lists when an `observeAll` observer or a tracked list of names is there to
+    /// hear of it. Returns the names whose layer values changed.
     mutating func refreshLayerValues(previous: LayerStack) -> Set<MemberName> {
         var changed = Set<MemberName>()
         for (name, cell) in members.cells {
@@ -167,8 +167,8 @@ struct StoreState {
         }
     }
 
-    /// Takes in every member: they become ``MemberState/base``, and each cell takes in its member's value (names without one
-    /// lose their saved and, unless changed, stored value).
+    /// Takes in every member: they become ``MemberState/base``, and each cell takes in its member's value (names
+    /// without one lose their saved and, unless changed, stored value).
     ///
     /// Names without a cell change silently: nobody observes them, except an `observeAll` observer and a tracked
     /// read of the set of names, which hear of each name whose member differs (and which gets a cell, so that
