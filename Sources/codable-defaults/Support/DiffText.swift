@@ -15,12 +15,44 @@ import CodableDefaults
 /// the order of their members, strings as Swift compares them (by canonical equivalence). A value only
 /// spelled otherwise is no difference.
 enum DiffText {
+    /// A key whose stored value differs between two stores: `old` is `nil` when the key is only in the new one,
+    /// `new` when it is only in the old one.
+    struct Change {
+        /// The key.
+        let key: String
+        /// Its value in the old store, or `nil` when it has none there.
+        let old: JSONValue?
+        /// Its value in the new store, or `nil` when it has none there.
+        let new: JSONValue?
+    }
+
     /// The lines from the members of `old` to those of `new`, each list sorted by the keys' UTF-8 bytes (as
     /// ``Tool/storedMembers(_:includingReserved:)`` gives them), each line ending with a newline.
     static func lines(
         from old: [(key: String, value: JSONValue)], to new: [(key: String, value: JSONValue)]
     ) -> [String] {
-        var lines: [String] = []
+        lines(changes(from: old, to: new))
+    }
+
+    /// The line of each change, in the order given, each ending with a newline (a change with neither value
+    /// has none).
+    static func lines(_ changes: [Change]) -> [String] {
+        changes.compactMap { change in
+            switch (change.old, change.new) {
+            case (let old?, let new?): line("~", change.key, JSONText.compact(old) + " → " + JSONText.compact(new))
+            case (let old?, nil): line("-", change.key, JSONText.compact(old))
+            case (nil, let new?): line("+", change.key, JSONText.compact(new))
+            case (nil, nil): nil
+            }
+        }
+    }
+
+    /// The keys whose values differ from the members of `old` to those of `new`, each list sorted by the keys'
+    /// UTF-8 bytes; the changes are in that order too.
+    static func changes(
+        from old: [(key: String, value: JSONValue)], to new: [(key: String, value: JSONValue)]
+    ) -> [Change] {
+        var changes: [Change] = []
         var oldIndex = old.startIndex
         var newIndex = new.startIndex
         while oldIndex < old.endIndex || newIndex < new.endIndex {
@@ -29,25 +61,24 @@ enum DiffText {
             switch (oldMember, newMember) {
             case (let removed?, let added?) where removed.key.utf8.elementsEqual(added.key.utf8):
                 if removed.value != added.value {
-                    lines.append(
-                        line("~", removed.key, JSONText.compact(removed.value) + " → " + JSONText.compact(added.value)))
+                    changes.append(Change(key: removed.key, old: removed.value, new: added.value))
                 }
                 oldIndex += 1
                 newIndex += 1
             case (let removed?, let added?) where removed.key.utf8.lexicographicallyPrecedes(added.key.utf8):
-                lines.append(line("-", removed.key, JSONText.compact(removed.value)))
+                changes.append(Change(key: removed.key, old: removed.value, new: nil))
                 oldIndex += 1
             case (_, let added?):
-                lines.append(line("+", added.key, JSONText.compact(added.value)))
+                changes.append(Change(key: added.key, old: nil, new: added.value))
                 newIndex += 1
             case (let removed?, nil):
-                lines.append(line("-", removed.key, JSONText.compact(removed.value)))
+                changes.append(Change(key: removed.key, old: removed.value, new: nil))
                 oldIndex += 1
             case (nil, nil):
-                return lines
+                return changes
             }
         }
-        return lines
+        return changes
     }
 
     /// One line: the mark, the key, a tab and the values.
