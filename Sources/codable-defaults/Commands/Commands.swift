@@ -15,6 +15,7 @@ enum Commands {
         ReadTypeCommand.self,
         WriteCommand.self,
         UpdateCommand.self,
+        EditCommand.self,
         RenameCommand.self,
         DeleteCommand.self,
         KeysCommand.self,

@@ -30,6 +30,9 @@ struct CommandConfiguration: Sendable {
         case keyNotFound(String)
         /// Exit 4: a file the command needs is missing ("a missing SOURCE for import").
         case missingFile(String)
+        /// Exit 4: a file the command reads is not valid where it needs it, as the user left it ("an edited copy
+        /// that does not parse, for edit").
+        case invalidFile(String)
         /// Exit 4: on etcd, a key's text is not JSON where the command reads it ("the whole store's read").
         case etcdTextNotJSON(String)
         /// Exit 5: the command writes the store, so its change may be written but not confirmed durable.

@@ -20,6 +20,7 @@ enum HelpText {
         if !wrongTypes.isEmpty { failures.insert(listed(wrongTypes, "or") + " found a value of another type", at: 0) }
         let keysNotFound = phrases { if case .keyNotFound(let text) = $1 { text } else { nil } }
         let missingFiles = phrases { if case .missingFile(let text) = $1 { text } else { nil } }
+        let invalidFiles = phrases { if case .invalidFile(let text) = $1 { text } else { nil } }
         let etcdTexts = phrases { if case .etcdTextNotJSON(let text) = $1 { text } else { nil } }
         let notDurable = phrases { $1 == .notDurable ? $0.name : nil }
         let differing = phrases { $1 == .difference ? $0.name : nil }
@@ -39,6 +40,7 @@ enum HelpText {
                 "bad or unreadable file: invalid JSON (with line:column), unreadable, not a regular file, too large "
                     + "(the store file or a layer's); "
                     + (missingFiles.isEmpty ? "" : listed(missingFiles, "and") + "; ")
+                    + (invalidFiles.isEmpty ? "" : listed(invalidFiles, "and") + "; ")
                     + "an etcd store that cannot be read (no endpoint answers, the user refused) or a key's text "
                     + "there not JSON" + parenthesized(etcdTexts)
             ),

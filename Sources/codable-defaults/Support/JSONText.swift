@@ -21,6 +21,14 @@ enum JSONText {
         return text + "\n}"
     }
 
+    /// One value pretty-printed as ``pretty(members:)`` prints a member's value: object members sorted by key
+    /// (by UTF-8 bytes), two spaces per level; a scalar or an empty array or object on one line.
+    static func pretty(_ value: JSONValue) -> String {
+        var text = ""
+        appendPretty(value, indent: "", to: &text)
+        return text
+    }
+
     /// The store file's format, written by the library's own writer: one member per line, sorted by key (by
     /// UTF-8 bytes), each value compact, a final newline.
     static func storeFile(_ members: [(key: String, value: JSONValue)]) -> String {

@@ -1,0 +1,241 @@
+import CodableDefaults
+import Foundation
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// `edit FILE [KEY]`: the user's editor on a copy of the stored members (or of KEY's value), and the edit applied
+/// as one atomic update of the keys it changed, merged per key with what other writers saved meanwhile.
+///
+/// The copy is parsed by the library (a store file's strict JSON, its errors with line and column); a copy that
+/// does not parse can be edited again. Under the file's lock (``Tool/update(_:keys:_:)``), a changed key whose
+/// stored value is no longer the one the copy was made from is a conflict: it keeps the other writer's value.
+struct EditCommand: ToolCommand {
+    static let configuration = CommandConfiguration(
+        name: "edit",
+        origin: .added(),
+        abstract: "Edit the stored members, or KEY's value, in $VISUAL or $EDITOR, and write what changed.",
+        arguments: [.store, .key("KEY", .optional)],
+        options: StoreLocation.options + StoreLocation.etcdOptions + [DryRun.option],
+        discussion: [
+            "Opens the editor on a copy in a private temporary directory (mode 0600, removed when the command "
+                + "ends): without KEY, the stored members as a JSON object in the store file's format (one member "
+                + "per line, sorted by key); with KEY, its value pretty-printed (a KEY with no stored value exits "
+                + "with 3). The editor is $VISUAL, else $EDITOR, else vi, run as /bin/sh -c '$EDITOR \"$1\"' sh "
+                + "COPY (so it may hold arguments), with the tool's terminal. Layers are no part of an edit: the "
+                + "copy holds stored values only.",
+            "When the editor exits with 0, the copy is parsed strictly, as a store file is (without KEY, a JSON "
+                + "object; with KEY, any JSON value). A copy that does not parse is shown with its line and "
+                + "column, and 'Edit again? [y/N]' is asked on standard error: y or yes opens the editor again on "
+                + "the same copy; anything else exits with 4 and writes nothing. Editing $schemaVersion is refused "
+                + "the same way. An editor that exits with another status, or is killed, writes nothing and "
+                + "exits with 1.",
+            "What changed is written in one atomic update of the changed keys, under the file's lock: a key whose "
+                + "stored value another writer changed since the copy was made is a conflict, named on standard "
+                + "error with the other writer's value and the edited one; it keeps the other writer's value, "
+                + "the other changes are written, and the edit exits with 1. The changes written are printed "
+                + "as 'diff' prints them ('+ KEY<TAB>NEW', '- KEY<TAB>OLD', '~ KEY<TAB>OLD → NEW'). An edit that "
+                + "changes nothing writes nothing and says so on standard error.",
+            DryRun.helpParagraph
+                + " A dry run compares with the store as it was read when the copy was made: it finds no conflict.",
+        ],
+        examples: [
+            "codable-defaults edit settings.json",
+            "EDITOR=nano codable-defaults edit settings.json window",
+            "codable-defaults edit --etcd http://127.0.0.1:2379 --prefix myservice/ --dry-run",
+        ],
+        exitCases: [
+            .failure("edit's editor fails, or another writer changed a key edit changes"),
+            .keyNotFound("edit KEY"), .invalidFile("an edited copy that does not parse, for edit"),
+            .etcdTextNotJSON("edit"), .notDurable,
+        ])
+
+    /// The store to edit.
+    let location: StoreLocation
+    /// The key whose value to edit, or `nil` for every stored member.
+    let key: String?
+
+    init(parsing arguments: inout ScannedArguments) throws(ToolError) {
+        location = try StoreLocation(parsing: &arguments)
+        key = arguments.takeOptional()
+    }
+
+    func run(in tool: Tool) throws(ToolError) {
+        if let key {
+            try tool.refuseReserved(key)
+            try KeyText.checkLength(key)
+        }
+        let defaults = try tool.open(location)
+        let base = try baseMembers(of: defaults, tool)
+        let copy = try EditorCopy(name: copyName(defaults), text: copyText(of: base))
+        defer { copy.remove() }
+        let edited = try editedMembers(copy, base: base, tool)
+        let changes = DiffText.changes(from: base, to: edited)
+        if changes.isEmpty {
+            return Output.printError("codable-defaults: no changes; nothing was written\n")
+        }
+        try apply(changes, to: defaults, tool)
+    }
+
+    /// The members the copy is made of: every stored member (with the file's `$schemaVersion`), or KEY's alone.
+    ///
+    /// - Throws: Status 3 for a KEY with no stored value, 4 for text that is not JSON in etcd.
+    private func baseMembers(of defaults: Defaults, _ tool: Tool) throws(ToolError) -> [(key: String, value: JSONValue)]
+    {
+        // Text that is not JSON in etcd is no stored member, yet it is there: an edit would not show it.
+        let unreadable = defaults.engine.unreadableNames().filter { key == nil || $0 == key }.compactMap {
+            defaults.engine.unreadableValue(named: $0, secret: false)?.description
+        }
+        if !unreadable.isEmpty { throw ToolError(.badFile, unreadable.joined(separator: "\n")) }
+        guard let key else { return try tool.storedMembers(defaults) }
+        guard defaults.hasStoredValue(forKey: key) else {
+            throw ToolError(.keyNotFound, "\(tool.path(of: defaults)): key \(KeyText.message(key)): no value stored")
+        }
+        return [(key, try tool.storedValue(defaults, key: key))]
+    }
+
+    /// The copy's text: the members in the store file's format, or KEY's value pretty-printed.
+    private func copyText(of base: [(key: String, value: JSONValue)]) -> String {
+        guard key != nil, let member = base.first else { return JSONText.storeFile(base) }
+        return JSONText.pretty(member.value) + "\n"
+    }
+
+    /// The copy's file name, for the editor's title: the store file's name, or KEY's when it is a plain name.
+    private func copyName(_ defaults: Defaults) -> String {
+        if let key {
+            let plain =
+                key.utf8.count <= 64
+                && key.unicodeScalars.allSatisfy { scalar in
+                    scalar.isASCII
+                        && (CharacterSet.alphanumerics.contains(scalar) || "._-".unicodeScalars.contains(scalar))
+                }
+            return (plain && !key.hasPrefix(".") ? key : "value") + ".json"
+        }
+        let name = defaults.url?.lastPathComponent ?? "store.json"
+        return name.hasSuffix(".json") ? name : name + ".json"
+    }
+
+    /// Runs the editor on the copy until it leaves a copy that parses, and returns its members.
+    ///
+    /// - Throws: Status 1 when the editor fails; 4 when the copy does not parse and is not edited again.
+    private func editedMembers(
+        _ copy: EditorCopy, base: [(key: String, value: JSONValue)], _ tool: Tool
+    ) throws(ToolError) -> [(key: String, value: JSONValue)] {
+        let editor = Editor.command()
+        while true {
+            try Editor.run(editor, on: copy.path)
+            let problem: String
+            do throws(ToolError) {
+                return try parse(copy, base: base, tool)
+            } catch {
+                problem = error.message ?? "the edited copy is not valid"
+            }
+            Output.printError("codable-defaults: \(problem)\nEdit again? [y/N] ")
+            let answer = Self.readAnswer()?.trimmingCharacters(in: .whitespaces).lowercased()
+            // An answer typed at a terminal ended the prompt's line; one read from elsewhere was not shown.
+            if answer == nil || isatty(STDIN_FILENO) == 0 { Output.printError("\n") }
+            guard answer == "y" || answer == "yes" else {
+                throw ToolError(.badFile, "the edited copy is not valid; nothing was written")
+            }
+        }
+    }
+
+    /// The members the edited copy holds.
+    ///
+    /// - Throws: Status 4 naming the problem: the copy does not parse (its path, line and column), is not a JSON
+    ///   object (without KEY), or changes `$schemaVersion`.
+    private func parse(
+        _ copy: EditorCopy, base: [(key: String, value: JSONValue)], _ tool: Tool
+    ) throws(ToolError) -> [(key: String, value: JSONValue)] {
+        if let key {
+            let bytes = try copy.bytes()
+            guard let text = String(utf8Validating: bytes) else {
+                throw ToolError(.badFile, "\(copy.path): not valid UTF-8")
+            }
+            do throws(DefaultsError) {
+                return [(key, try JSONValue(parsing: text))]
+            } catch {
+                let place = [error.line, error.column].compactMap { $0.map(String.init) }
+                throw ToolError(.badFile, ([copy.path] + place).joined(separator: ":") + ": \(error.message)")
+            }
+        }
+        let store: Defaults
+        do {
+            store = try Defaults(url: URL(fileURLWithPath: copy.path), saveMode: .manual)
+        } catch {
+            throw ToolError(.badFile, error.description)
+        }
+        tool.keep(store)
+        let members = try tool.storedMembers(store)
+        let reserved = Defaults.schemaVersionKey
+        if base.first(where: { $0.key == reserved })?.value != members.first(where: { $0.key == reserved })?.value {
+            throw ToolError(
+                .badFile,
+                "\(copy.path): \(reserved) is the file's schema version (set by migrations); it cannot be edited")
+        }
+        return members
+    }
+
+    /// Reads one line from standard input, byte by byte (so that nothing after it is taken from the editor's
+    /// input); `nil` at its end or on an error.
+    private static func readAnswer() -> String? {
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let count = read(STDIN_FILENO, &byte, 1)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+    }
+
+    /// Writes `changes` in one atomic update of their keys; a key whose stored value is no longer the copy's is
+    /// left as it is, and named.
+    ///
+    /// - Throws: Status 1 after the other changes are written when there was a conflict; the update's errors.
+    private func apply(_ changes: [DiffText.Change], to defaults: Defaults, _ tool: Tool) throws(ToolError) {
+        var conflicts: [(change: DiffText.Change, current: JSONValue?)] = []
+        do throws(ToolError) {
+            try tool.update(defaults, keys: changes.map(\.key)) { values in
+                conflicts = []
+                for (index, change) in changes.enumerated() {
+                    if values[index] == change.old {
+                        values[index] = change.new
+                    } else {
+                        conflicts.append((change, values[index]))
+                    }
+                }
+            }
+        } catch  where error.status == .notDurable {
+            try report(changes, conflicts: conflicts, tool, defaults)
+            throw error
+        }
+        try report(changes, conflicts: conflicts, tool, defaults)
+        if !conflicts.isEmpty { throw ToolError(.failure, nil) }
+    }
+
+    /// Prints the changes written (a dry run printed them already) and names each conflict on standard error.
+    private func report(
+        _ changes: [DiffText.Change], conflicts: [(change: DiffText.Change, current: JSONValue?)], _ tool: Tool,
+        _ defaults: Defaults
+    ) throws(ToolError) {
+        let conflicting = conflicts.map(\.change.key)
+        if !tool.isDryRun {
+            let written = changes.filter { change in !conflicting.contains { $0.utf8.elementsEqual(change.key.utf8) } }
+            try Output.print(DiffText.lines(written).joined())
+        }
+        for (change, current) in conflicts {
+            let theirs = current.map { "changed it to \(JSONText.compact($0))" } ?? "removed it"
+            let yours = change.new.map { "your \(JSONText.compact($0))" } ?? "your removal"
+            Output.printError(
+                "codable-defaults: \(tool.path(of: defaults)): key \(KeyText.message(change.key)): conflict: another "
+                    + "writer \(theirs) since the copy was made; \(yours) was not written\n")
+        }
+    }
+}
