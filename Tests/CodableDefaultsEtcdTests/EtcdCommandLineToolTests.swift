@@ -91,6 +91,39 @@ struct EtcdCommandLineToolTests {
         }
     }
 
+    @Test(.needsEtcd) func editAppliesTheChangedKeysOfAPrefixAndKeepsAnotherWritersValue() async throws {
+        try await EtcdServer.with { server in
+            let store = ["--etcd", server.clientURL, "--prefix", "myservice/"]
+            for (key, value) in [("limit", "1"), ("name", "\"A\""), ("volume", "0.8")] {
+                #expect(try await tool(["write"] + store + [key, value]).status == .exited(0))
+            }
+            // The editor: another writer changes limit meanwhile; the edit changes limit and volume, removes
+            // name and adds theme.
+            let directory = try TemporaryDirectory()
+            let path = try Fixture.locate("codable-defaults")
+            let script = directory.file("editor.sh")
+            try write(
+                """
+                '\(path)' write --etcd '\(server.clientURL)' --prefix myservice/ limit 2 >/dev/null || exit 7
+                printf '{"limit": 5, "theme": "dark", "volume": 0.5}' > "$1"
+
+                """, to: script)
+            let (status, output, errors) = try await onThread {
+                let child = try ChildProcess(
+                    path, ["edit"] + store, environment: ["VISUAL": "", "EDITOR": "sh '\(script.path)'"])
+                child.closeInput()
+                let output = try child.readToEnd(timeout: 30)
+                return (try child.wait(timeout: 30), output, try child.standardError())
+            }
+            #expect(status == .exited(1), "\(errors)")
+            #expect(output == ["- name\t\"A\"", "+ theme\t\"dark\"", "~ volume\t0.8 → 0.5"])
+            #expect(errors.contains(#"key "limit": conflict: another writer changed it to 2"#), "\(errors)")
+            #expect(
+                try await tool(["read"] + store)
+                    == (.exited(0), ["{", "  \"limit\": 2,", "  \"theme\": \"dark\",", "  \"volume\": 0.5", "}"]))
+        }
+    }
+
     @Test(.needsEtcd) func anEtcdUserWithAPasswordFileOpensAClusterWithAuthenticationAndThePasswordIsNeverPrinted()
         async throws
     {
