@@ -32,6 +32,10 @@ enum Editor {
         let arguments = ["sh", "-c", command + " \"$1\"", "sh", path]
         let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        // The environment as Foundation sees it: Darwin's headers declare no `environ` (it is `*_NSGetEnviron()`).
+        let envp: [UnsafeMutablePointer<CChar>?] =
+            ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in envp { free(pointer) } }
         #if canImport(Darwin)
             // Darwin's `posix_spawnattr_t` is a pointer that `posix_spawnattr_init` allocates.
             var attributes: posix_spawnattr_t? = nil
@@ -54,7 +58,7 @@ enum Editor {
             signal(SIGQUIT, oldQuit)
         }
         var child: pid_t = 0
-        let started = posix_spawn(&child, "/bin/sh", nil, &attributes, argv, environ)
+        let started = posix_spawn(&child, "/bin/sh", nil, &attributes, argv, envp)
         guard started == 0 else {
             throw ToolError(
                 .failure,
