@@ -291,6 +291,63 @@ import Testing
         #expect(key.status == 2)
     }
 
+    /// A copy the editor removed or emptied (a crash, a truncating editor) is refused like one that does not parse:
+    /// read as a store file it would be an empty store, and every key would be removed.
+    @Test(arguments: ["rm \"$1\"\n", ": > \"$1\"\n", "printf ' \\n' > \"$1\"\n"])
+    func aCopyTheEditorRemovedOrEmptiedRemovesNoKey(_ body: String) async throws {
+        let sandbox = try ToolSandbox()
+        let store = #"{"a":1,"b":"x"}"# + "\n"
+        try sandbox.create("s.json", store)
+        let editor = try script("gone.sh", body, in: sandbox)
+        let result = try await run(
+            ["edit", "s.json"], environment: self.editor("sh \(editor)"), input: "n\n", in: sandbox)
+        #expect(result.status == 4, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr.hasSuffix("nothing was written\n"), "\(result.stderr)")
+        #expect(try sandbox.bytes("s.json") == Array(store.utf8))
+    }
+
+    /// After a refused copy, editing again reads the copy afresh (the refused one is not served again).
+    @Test func aCopyRefusedForItsSchemaVersionCanBeMendedAndIsWritten() async throws {
+        let sandbox = try ToolSandbox()
+        try sandbox.create("s.json", #"{"$schemaVersion":2,"a":1}"# + "\n")
+        let count = sandbox.root.appendingPathComponent("count").path
+        let editor = try script(
+            "schema.sh",
+            """
+            echo run >> '\(count)'
+            if [ "$(wc -l < '\(count)')" -eq 1 ]; then echo '{"$schemaVersion":5,"a":2}' > "$1"; exit 0; fi
+            echo '{"$schemaVersion":2,"a":7}' > "$1"
+
+            """, in: sandbox)
+        let result = try await run(
+            ["edit", "s.json"], environment: self.editor("sh \(editor)"), input: "y\n", in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("$schemaVersion is the file's schema version"), "\(result.stderr)")
+        #expect(result.stdout == "~ a\t1 → 7\n")
+        #expect(try sandbox.text("s.json") == "{\n  \"$schemaVersion\": 2,\n  \"a\": 7\n}\n")
+    }
+
+    /// Another writer that made the very change the edit makes (the same value, or the same removal) is no
+    /// conflict: the key is as the user wants it.
+    @Test func anotherWriterMakingTheSameChangeIsNoConflict() async throws {
+        let sandbox = try ToolSandbox()
+        try sandbox.create("s.json", #"{"a":1,"b":"x","c":3}"# + "\n")
+        let tool = try Fixture.locate("codable-defaults")
+        let editor = try script(
+            "same.sh",
+            """
+            '\(tool)' write s.json a 2 || exit 7
+            '\(tool)' delete s.json c || exit 7
+            printf '{"a": 2, "b": "y"}\n' > "$1"
+
+            """, in: sandbox)
+        let result = try await sandbox.run(["edit", "s.json"], environment: self.editor("sh \(editor)"))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!result.stderr.contains("conflict"), "\(result.stderr)")
+        #expect(try sandbox.text("s.json") == "{\n  \"a\": 2,\n  \"b\": \"y\"\n}\n")
+    }
+
     @Test func editIsInTheHelpFromItsDeclaration() async throws {
         let sandbox = try ToolSandbox()
         let general = try await sandbox.run(["--help"])

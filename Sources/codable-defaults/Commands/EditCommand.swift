@@ -23,7 +23,7 @@ struct EditCommand: ToolCommand {
         arguments: [.store, .key("KEY", .optional)],
         options: StoreLocation.options + StoreLocation.etcdOptions + [DryRun.option],
         discussion: [
-            "Opens the editor on a copy in a private temporary directory (mode 0600, removed when the command "
+            "Opens the editor on a copy in a private temporary directory (mode 0700, the copy 0600, removed when the command "
                 + "ends): without KEY, the stored members as a JSON object in the store file's format (one member "
                 + "per line, sorted by key); with KEY, its value pretty-printed (a KEY with no stored value exits "
                 + "with 3). The editor is $VISUAL, else $EDITOR, else vi, run as /bin/sh -c '$EDITOR \"$1\"' sh "
@@ -164,20 +164,29 @@ struct EditCommand: ToolCommand {
                 throw ToolError(.badFile, ([copy.path] + place).joined(separator: ":") + ": \(error.message)")
             }
         }
+        // A copy the editor removed or emptied is not "every key removed" (as a missing or empty store file would
+        // read): an editor that crashed or truncated it must not wipe the store. `{}` removes every key.
+        let bytes = try copy.bytes()
+        if bytes.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+            throw ToolError(
+                .badFile, "\(copy.path): the copy is empty; it must hold a JSON object ({} removes every key)")
+        }
         let store: Defaults
         do {
             store = try Defaults(url: URL(fileURLWithPath: copy.path), saveMode: .manual)
         } catch {
             throw ToolError(.badFile, error.description)
         }
-        tool.keep(store)
         let members = try tool.storedMembers(store)
         let reserved = Defaults.schemaVersionKey
         if base.first(where: { $0.key == reserved })?.value != members.first(where: { $0.key == reserved })?.value {
+            // Not kept: the store of a refused copy goes now, so that the next attempt reads the copy afresh (the
+            // process shares one store per file while one is open).
             throw ToolError(
                 .badFile,
                 "\(copy.path): \(reserved) is the file's schema version (set by migrations); it cannot be edited")
         }
+        tool.keep(store)
         return members
     }
 
@@ -207,7 +216,9 @@ struct EditCommand: ToolCommand {
                 for (index, change) in changes.enumerated() {
                     if values[index] == change.old {
                         values[index] = change.new
-                    } else {
+                    } else if values[index] != change.new {
+                        // Another writer changed it since the copy was made, to something else than the edit:
+                        // theirs is kept. (One that made the same change is no conflict: the key is as edited.)
                         conflicts.append((change, values[index]))
                     }
                 }

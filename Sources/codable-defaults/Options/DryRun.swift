@@ -15,7 +15,9 @@ enum DryRun {
     static let helpParagraph =
         "With --dry-run, the command does everything but the write: it prints a line per key it would change, as "
         + "'diff' prints them ('+ KEY<TAB>NEW', '- KEY<TAB>OLD', '~ KEY<TAB>OLD → NEW'; nothing when nothing "
-        + "would change), writes and creates nothing (no store file, lock file or directory) and exits with 0, "
+        + "would change, and a value only spelled otherwise, such as 1.0 for 1, is no change, though a real run "
+        + "writes the new spelling), writes and creates nothing where the store is (no store file, lock file or "
+        + "directory) and exits with 0, "
         + "or with the status the real run would exit with (a usage error, a key not found, a value of another "
         + "type). Only what the command itself changes is listed, never what other processes saved."
 

@@ -100,8 +100,8 @@ enum ArgumentScanner {
     ) -> ToolError {
         let spelled = argument.hasPrefix("--") ? "--" + name : argument
         var hint = suggestion(for: "--" + name, among: configuration.options.map { "--" + $0.name } + ["--help"])
-        if hint.isEmpty, let owner = Commands.all.first(where: { $0.configuration.option(named: name) != nil }) {
-            hint = " (--\(name) is an option of '\(owner.configuration.name)')"
+        if hint.isEmpty, let owners = optionOwners("--" + name) {
+            hint = " (--\(name) is an option of \(owners))"
         } else if hint.isEmpty, let flag = TypeFlag(argument: argument), let owners = typeFlagOwners() {
             hint = " (\(flag.spelling) is a type flag of \(owners.names): \(flag.usage(in: owners.first)))"
         }
@@ -115,7 +115,7 @@ enum ArgumentScanner {
         // An option of several commands (--suite) is shown with the first of them, `read`.
         if let owner = owners.first {
             let value = owner.options.first { "--" + $0.name == name }?.valueName.map { " " + $0 } ?? ""
-            let whose = owners.count > 1 ? "every command that takes FILE" : "'\(owner.name)'"
+            let whose = optionOwners(name) ?? "'\(owner.name)'"
             return .usage(
                 "\(name) is an option of \(whose): put it after the command, as in "
                     + "'codable-defaults \(owner.name) \(name)\(value) ...'")
@@ -129,6 +129,21 @@ enum ArgumentScanner {
         }
         let hint = suggestion(for: name, among: ["--help", "--version"])
         return .usage("unknown option '\(name)'\(hint)")
+    }
+
+    /// The commands that declare the option `name` (with its `--`), as a message names them: "every command that
+    /// takes FILE" when each command that names its store takes it (`--suite`), else each name ("'write'",
+    /// "'write', 'delete' and 'edit'"); `nil` when no command takes it.
+    static func optionOwners(_ name: String) -> String? {
+        let all = Commands.all.map { $0.configuration }
+        let owners = all.filter { $0.options.contains { "--" + $0.name == name } }
+        guard !owners.isEmpty else { return nil }
+        let storeCommands = all.filter { $0.takes(StoreLocation.options) }
+        if owners.count > 1 && storeCommands.allSatisfy({ store in owners.contains { $0.name == store.name } }) {
+            return "every command that takes FILE"
+        }
+        let names = owners.map { "'\($0.name)'" }
+        return names.count == 1 ? names[0] : names.dropLast().joined(separator: ", ") + " and " + names.last!
     }
 
     /// The commands that take a type flag, for messages: the first of them, and their names as a message writes
