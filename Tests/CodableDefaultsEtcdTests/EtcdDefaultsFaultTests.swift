@@ -31,7 +31,7 @@ struct EtcdDefaultsFaultTests {
             // Both handles speak to the first member (the watch too): it goes away.
             try await server.kill(server.members[0])
             a[volume] = 0.2
-            #expect(try await eventually(timeout: 30) { seen.withLock { $0.last } == 0.2 })
+            #expect(try await eventually(timeout: 120) { seen.withLock { $0.last } == 0.2 })
             let alive = server.members.dropFirst().map(\.clientURL)
             #expect(
                 try await server.etcdctl(["get", "--print-value-only", "myservice/volume"], endpoints: alive) == "0.2\n"
@@ -66,7 +66,7 @@ struct EtcdDefaultsFaultTests {
 
             try await server.restartStopped()
             // The store saves its pending changes once etcd answers; the other handle's watch resumes.
-            #expect(try await eventually(timeout: 30) { b[counter] == 5 && b[volume] == 0.3 })
+            #expect(try await eventually(timeout: 120) { b[counter] == 5 && b[volume] == 0.3 })
             #expect(seen.withLock { $0.last } == 5)
             #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/counter"]) == "5\n")
             try await a.save()

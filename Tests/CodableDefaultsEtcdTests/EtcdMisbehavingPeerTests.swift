@@ -37,7 +37,7 @@ struct EtcdMisbehavingPeerTests {
         let started = ContinuousClock.now
         storage.startWatching(on: DispatchQueue(label: "test")) {}
         // (A long bound: the watch runs on Swift's cooperative pool, which tests running alongside may keep busy.)
-        let fourth = try await eventually(timeout: 60) { fake.requests.filter { $0.contains("/v3/watch") }.count >= 4 }
+        let fourth = try await eventually(timeout: 120) { fake.requests.filter { $0.contains("/v3/watch") }.count >= 4 }
         #expect(fourth)
         let elapsed = ContinuousClock.now - started
         storage.stopWatching()

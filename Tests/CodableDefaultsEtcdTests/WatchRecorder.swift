@@ -35,7 +35,7 @@ final class WatchRecorder: Sendable {
     var responses: [EtcdWatchResponse] { state.withLock { $0.responses } }
 
     /// Waits until a response satisfies `condition` (or the watch ended), up to `timeout` seconds; returns it.
-    func waitForResponse(timeout: Double = 20, where condition: @escaping (EtcdWatchResponse) -> Bool) async throws
+    func waitForResponse(timeout: Double = 120, where condition: @escaping (EtcdWatchResponse) -> Bool) async throws
         -> EtcdWatchResponse?
     {
         _ = try await eventually(timeout: timeout) {
@@ -49,7 +49,7 @@ final class WatchRecorder: Sendable {
 
     /// Waits until at least `count` events arrived (or the watch ended), up to `timeout` seconds; returns the
     /// events.
-    func waitForEvents(_ count: Int, timeout: Double = 20) async throws -> [EtcdEvent] {
+    func waitForEvents(_ count: Int, timeout: Double = 120) async throws -> [EtcdEvent] {
         _ = try await eventually(timeout: timeout) {
             state.withLock { $0.responses.reduce(0) { $0 + $1.events.count } >= count || $0.ended }
         }
@@ -58,7 +58,7 @@ final class WatchRecorder: Sendable {
 
     /// Waits until the watch ended, up to `timeout` seconds; returns its error (`nil` if it did not end with one
     /// or did not end in time).
-    func waitForEnd(timeout: Double = 20) async throws -> (any Error)? {
+    func waitForEnd(timeout: Double = 120) async throws -> (any Error)? {
         _ = try await eventually(timeout: timeout) { state.withLock { $0.ended } }
         return error
     }

@@ -142,7 +142,7 @@ struct AsyncSaveTests {
         subject.holdLock()
         let defaults = subject.defaults
         let saver = Task { try await defaults.save() }
-        #expect(try await eventually(timeout: 60) { defaults.store.lockWaitCount > 0 })
+        #expect(try await eventually(timeout: 120) { defaults.store.lockWaitCount > 0 })
         saver.cancel()
         subject.plan.removeAll()
         try await saver.value

@@ -170,7 +170,7 @@ import Testing
             defaults[key] = StoreReadingValue(number: 1)  // compared with ==, which reads the store
             finished.signal()
         }.start()
-        #expect(finished.wait(timeout: .now() + 10) == .success, "a == that uses the store must not deadlock")
+        #expect(finished.wait(timeout: .now() + 60) == .success, "a == that uses the store must not deadlock")
         #expect(defaults[key].number == 1)
     }
 }

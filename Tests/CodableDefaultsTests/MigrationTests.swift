@@ -185,7 +185,7 @@ import Testing
             do { _ = try defaults.moveAsideUnreadableFile() } catch {}
             done.signal()
         }
-        #expect(done.wait(timeout: .now() + 5) == .success, "moveAsideUnreadableFile deadlocked")
+        #expect(done.wait(timeout: .now() + 60) == .success, "moveAsideUnreadableFile deadlocked")
     }
 
     // MARK: The schema version survives every save

@@ -27,7 +27,7 @@ import Testing
         let theirs = try openFresh(url)
         theirs[marker] = value
         try await theirs.save()
-        let passed = try await eventually(timeout: 30) { seen.values.filter { $0 == value }.count == stores.count }
+        let passed = try await eventually(timeout: 120) { seen.values.filter { $0 == value }.count == stores.count }
         _ = tokens
         return passed
     }
