@@ -109,7 +109,8 @@ import Testing
         #expect(modes.count == 2 && modes[0].hasPrefix("drwx------") && modes[1].hasPrefix("-rw-------"), "\(modes)")
         let directory = try rootText("where", sandbox).trimmingCharacters(in: .newlines)
         #expect(!FileManager.default.fileExists(atPath: directory), "the copy's directory is removed")
-        #expect(try sandbox.workContents() == [".s.json.lock", "s.json"], "the store's own files only")
+        #expect(
+            try sandbox.workContents() == [".s.json.history", ".s.json.lock", "s.json"], "the store's own files only")
     }
 
     @Test func editOfAMissingKeyExitsWithThreeAndRunsNoEditor() async throws {

@@ -166,8 +166,10 @@ import Testing
         #expect(try dir.contents() == ["link.json", "real"], "nothing is written beside the link")
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: real.path).sorted() == [
-                ".settings.json.lock", "settings.json",
+                ".settings.json.history", ".settings.json.lock", "settings.json",
             ])
+        // The history holds past values: only its owner reads it, whatever the store file's mode.
+        #expect(try Self.mode(real.appendingPathComponent(".settings.json.history").path) == 0o600)
     }
 
     @Test func chainOfSymlinksIsFollowedToTheEnd() throws {

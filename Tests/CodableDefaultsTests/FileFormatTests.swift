@@ -121,14 +121,14 @@ import Testing
         #expect(mode == 0o640)
     }
 
-    @Test func onlyTheFileAndItsLockAreLeftBehind() throws {
+    @Test func onlyTheFileItsLockAndItsHistoryAreLeftBehind() throws {
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(dir.file())
         for index in 0..<20 {
             defaults[.count] = index
             try defaults.save()
         }
-        #expect(try dir.contents() == [".settings.json.lock", "settings.json"])
+        #expect(try dir.contents() == [".settings.json.history", ".settings.json.lock", "settings.json"])
     }
 
     @Test func leftoverTemporaryFilesAreRemovedOnOpen() throws {

@@ -141,7 +141,8 @@ struct InProcessFaultTests {
     }
 
     /// The save's calls, in the durable order: the lock is held from before the temporary file is created until
-    /// after the directory is flushed.
+    /// after the directory is flushed and the save is recorded in the history (appended and flushed after the
+    /// store file is in place, so a record never claims a change the file does not hold).
     @Test func saveMakesItsCallsInTheDurableOrder() throws {
         let subject = try Subject()
         _ = try subject.prepareChange()
@@ -151,6 +152,7 @@ struct InProcessFaultTests {
         let temporary = try #require(calls.first { $0.call == .open && $0.path?.hasSuffix(".tmp") == true }?.path)
         let lock = subject.lockPath
         let directory = subject.directory
+        let history = directory + "/.settings.json.history"
         let expected: [FaultPlan.Record] = [
             .init(call: .open, path: lock), .init(call: .flock, path: lock),
             .init(call: .open, path: temporary), .init(call: .fchmod, path: temporary),
@@ -158,7 +160,10 @@ struct InProcessFaultTests {
             .init(call: .fstat, path: temporary), .init(call: .close, path: temporary),
             .init(call: .rename, path: temporary, otherPath: subject.path),
             .init(call: .open, path: directory), .init(call: .fsync, path: directory),
-            .init(call: .close, path: directory), .init(call: .flock, path: lock), .init(call: .close, path: lock),
+            .init(call: .close, path: directory),
+            .init(call: .open, path: history), .init(call: .fstat, path: history), .init(call: .write, path: history),
+            .init(call: .fsync, path: history), .init(call: .fstat, path: history), .init(call: .close, path: history),
+            .init(call: .flock, path: lock), .init(call: .close, path: lock),
         ]
         #expect(Array(calls) == expected)
     }

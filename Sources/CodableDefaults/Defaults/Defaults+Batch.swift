@@ -7,6 +7,8 @@ extension Defaults {
         private let defaults: Defaults
         /// By name, byte-exact (see ``MemberName``).
         private(set) var changes: [MemberName: StoredValue] = [:]
+        /// The names of the secret keys changed (their history keeps no values).
+        private(set) var secretNames: Set<String> = []
 
         init(defaults: Defaults) {
             self.defaults = defaults
@@ -20,6 +22,7 @@ extension Defaults {
                 return defaults.store.decodeDetached(change, as: key)
             }
             set {
+                if key.isSecret { secretNames.insert(key.name) }
                 changes[MemberName(key.name)] = key.isNil(newValue) ? .absent : .pending(Pending(newValue))
             }
         }
@@ -28,7 +31,10 @@ extension Defaults {
         ///
         /// - Parameter keys: The keys to reset.
         public func reset(_ keys: AnyKey...) {
-            for key in keys { changes[MemberName(key.name)] = .absent }
+            for key in keys {
+                if key.isSecret { secretNames.insert(key.name) }
+                changes[MemberName(key.name)] = .absent
+            }
         }
     }
 
@@ -59,6 +65,7 @@ extension Defaults {
             store.report(refusal)
         }
         guard !changes.isEmpty else { return }
+        if !batch.secretNames.isEmpty { store.markSecret(batch.secretNames) }
         do { try store.commit(changes, mode: saveMode) } catch { store.report(error) }
     }
 }

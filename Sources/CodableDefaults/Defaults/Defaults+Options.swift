@@ -42,6 +42,9 @@ extension Defaults {
         /// Any duration is accepted: zero or less tries the lock once, without waiting; a duration too long to
         /// represent in nanoseconds waits without bound. Default: 10 seconds.
         public var lockTimeout: Duration
+        /// How much history the store keeps of its saves (see ``Defaults/history()``): by default the last 100
+        /// saves or 1 MiB, whichever is less; ``HistoryLimit/off`` keeps none.
+        public var history: HistoryLimit
 
         /// Creates options; every parameter has the default described on its property.
         ///
@@ -52,10 +55,11 @@ extension Defaults {
         ///   - unreadableFile: What to do with a file that exists but does not parse or is too large.
         ///   - migrations: Versioned steps over the file's values.
         ///   - lockTimeout: The longest wait for another process's lock on the file.
+        ///   - history: How much history of its saves the store keeps.
         public init(
             maximumFileSize: Int = 64 << 20, maximumDepth: Int = 512, maximumKeyLength: Int = 1024,
             unreadableFile: UnreadableFilePolicy = .throw, migrations: [Migration] = [],
-            lockTimeout: Duration = .seconds(10)
+            lockTimeout: Duration = .seconds(10), history: HistoryLimit = .default
         ) {
             self.maximumFileSize = maximumFileSize
             self.maximumDepth = maximumDepth
@@ -63,6 +67,7 @@ extension Defaults {
             self.unreadableFile = unreadableFile
             self.migrations = migrations
             self.lockTimeout = lockTimeout
+            self.history = history
         }
 
         /// The default options.
@@ -73,13 +78,42 @@ extension Defaults {
             // The file's top-level object is level 1, so a depth limit under 1 would refuse every file.
             let limits = [
                 ("maximumFileSize", maximumFileSize, 0), ("maximumDepth", maximumDepth, 1),
-                ("maximumKeyLength", maximumKeyLength, 0),
+                ("maximumKeyLength", maximumKeyLength, 0), ("history.maximumSaves", history.maximumSaves, 0),
+                ("history.maximumBytes", history.maximumBytes, 0),
             ]
             for (name, value, least) in limits where value < least {
                 throw DefaultsError(
                     .invalidArgument, "the option \(name) is \(value); it must be \(least) or more", path: path)
             }
         }
+    }
+
+    /// How much history a store keeps of its saves: at most ``maximumSaves`` saves and ``maximumBytes`` bytes.
+    ///
+    /// When a save takes the history past either bound, its oldest records are dropped at once down to three
+    /// quarters of both (so the history is rewritten once every quarter of the bound, not at every save): it holds
+    /// between three quarters and all of the bound. A single save's record larger than ``maximumBytes`` is kept
+    /// alone until the next save. Either bound at 0 keeps no history; the history already kept is left as it is.
+    public struct HistoryLimit: Sendable, Hashable {
+        /// The most saves kept.
+        public var maximumSaves: Int
+        /// The most bytes the records take (the file beside a store file; on etcd, the records' values).
+        public var maximumBytes: Int
+
+        /// A limit of `maximumSaves` saves and `maximumBytes` bytes. A negative bound makes opening throw
+        /// `invalidArgument`.
+        public init(maximumSaves: Int = 100, maximumBytes: Int = 1 << 20) {
+            self.maximumSaves = maximumSaves
+            self.maximumBytes = maximumBytes
+        }
+
+        /// The last 100 saves or 1 MiB, whichever is less.
+        public static let `default` = HistoryLimit()
+        /// No history: saves record nothing.
+        public static let off = HistoryLimit(maximumSaves: 0, maximumBytes: 0)
+
+        /// Whether saves are recorded (both bounds above 0).
+        public var isEnabled: Bool { maximumSaves > 0 && maximumBytes > 0 }
     }
 
     /// What opening a store does with a file that exists but does not parse or is over the size limit.

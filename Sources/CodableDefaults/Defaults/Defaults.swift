@@ -226,7 +226,10 @@ public final class Defaults: Sendable {
         if key.isReserved || !store.takesKeyLength(key.nameLength) {
             throw refusal(key.name)
         }
-        if key.isNil(value) { return try store.remove(key.name, mode: saveMode) }
+        if key.isNil(value) {
+            if key.isSecret { store.markSecret([key.name]) }
+            return try store.remove(key.name, mode: saveMode)
+        }
         let fragment = try Codec.encode(value, key: key.name, encoder: Codec.makeEncoder(), maxDepth: store.maxDepth)
         try store.set(fragment: fragment, value: value, for: key, mode: saveMode)
     }
@@ -250,6 +253,8 @@ public final class Defaults: Sendable {
                 names.append(key.name)
             }
         }
+        let secret = keys.filter(\.isSecret).map(\.name)
+        if !secret.isEmpty { store.markSecret(secret) }
         do { try store.remove(names, mode: saveMode) } catch { store.report(error) }
     }
 

@@ -75,6 +75,11 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// update holds while the closure runs (`save()`, an `.immediate` save, `reload()`, a nested `modify`
         /// of the same store): the call is refused instead of waiting forever, and nothing it would do is done.
         public static let reentrantCall = Code(rawValue: "reentrantCall")
+        /// A revert or undo needs history the store does not have: it keeps none (in memory, or
+        /// ``Defaults/HistoryLimit/off``), nothing was recorded yet, the records before the revision asked for were
+        /// dropped by the bound ("history before revision N is gone"), or a secret key's value would have to be
+        /// restored (the history keeps none). Nothing is written.
+        public static let historyUnavailable = Code(rawValue: "historyUnavailable")
     }
 
     /// What went wrong.

@@ -1,7 +1,7 @@
 import Dispatch
 
 /// The store's members kept in memory only: the storage of ``Defaults/inMemory()``. Nothing touches the
-/// disk and nothing survives the process.
+/// disk and nothing survives the process; it keeps no history.
 ///
 /// Besides the store's own writes, tests can play another writer with ``inject(_:)``: the changes are
 /// reported to the store as outside changes, member by member, as a remote engine's watch would.
@@ -39,7 +39,9 @@ final class MemoryStorage: Storage {
         return StorageWrite(outside: outside.isEmpty ? nil : .changes(outside), outcome: .success(([], nil)))
     }
 
-    func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite {
+    func update(
+        reading names: [String], as kind: HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
+    ) -> StorageWrite {
         let injected: [MemberChange] = state.withLock { state in
             defer { state.injected = [] }
             return state.injected
@@ -49,6 +51,9 @@ final class MemoryStorage: Storage {
         }
         return write(changes)
     }
+
+    /// Memory keeps no history: a store that lives only as long as its process has nothing to undo after it.
+    func history() throws(DefaultsError) -> StorageHistory { StorageHistory(records: []) }
 
     var hasUnconfirmedWrite: Bool { false }
 

@@ -13,6 +13,11 @@ extension Storage {
 
     /// The file and memory engines are always reachable: a failed write is not waiting for them to answer.
     package func whenWritableAgain(_ signal: @escaping @Sendable () -> Void) {}
+
+    /// ``update(reading:as:_:)`` of a plain save (``Defaults/modify(_:_:)``).
+    package func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite {
+        update(reading: names, as: .save, transform)
+    }
 }
 
 extension MemberChange {

@@ -6,6 +6,29 @@ package struct MemberChange {
     package let name: String
     /// The new value, compact JSON; `nil` when the member was removed.
     package let value: [UInt8]?
+    /// Whether the member is a secret key's: its history records that it changed, never its values.
+    package var secret: Bool
+
+    /// The change of `name` to `value` (`nil`: removed).
+    package init(name: String, value: [UInt8]?, secret: Bool = false) {
+        self.name = name
+        self.value = value
+        self.secret = secret
+    }
+}
+
+/// A storage's history of saves (see ``Storage/history()``).
+package struct StorageHistory: Sendable {
+    /// The records, oldest first.
+    package var records: [HistoryRecord]
+    /// What was skipped while reading them (a record cut short by a crash), for the error handler.
+    package var notices: [DefaultsError]
+
+    /// A history of these records and notices.
+    package init(records: [HistoryRecord], notices: [DefaultsError] = []) {
+        self.records = records
+        self.notices = notices
+    }
 }
 
 /// What a storage engine says its members are now.
@@ -33,6 +56,8 @@ package struct StorageWrite {
     /// image, sharing its buffer); `nil` otherwise. The store makes it the members it reads unused names from,
     /// so that it holds one copy of the file (not the one it read and the one written).
     package var holds: StoredMembers?
+    /// Why the save's history record could not be written, when the save itself succeeded: for the error handler.
+    package var historyFailure: DefaultsError?
 }
 
 /// Where a store's members live: the seam between the store's in-memory side (cells, typed caches,
@@ -80,7 +105,18 @@ package protocol Storage: AnyObject, Sendable {
     /// it at most once. The returned ``StorageWrite/outside`` holds only what was found after `transform`.
     ///
     /// `transform` runs user code: the engine holds no lock of its own state while it runs.
-    func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite
+    ///
+    /// `kind` is what the history records of the write (a revert, or a plain save).
+    func update(
+        reading names: [String], as kind: HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
+    ) -> StorageWrite
+
+    /// The history of the saves (see ``Defaults/history()``), oldest first; empty for an engine that keeps none
+    /// (memory). A write records each save that changed a value: for each member its value before and after
+    /// (only that it changed, for a ``MemberChange/secret`` member), when, by whom, under the next revision.
+    ///
+    /// - Throws: ``DefaultsError`` when the history exists but cannot be read.
+    func history() throws(DefaultsError) -> StorageHistory
 
     /// Whether an earlier write is not yet known to be durable (its directory flush failed).
     var hasUnconfirmedWrite: Bool { get }

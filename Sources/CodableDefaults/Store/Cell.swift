@@ -66,6 +66,9 @@ final class Cell {
 
     /// Whether this is the reserved schema-version member, hidden from the key API.
     let isReserved: Bool
+    /// Whether a secret key (``Defaults/Key`` made with `secret: true`) of this name was used in the store: its
+    /// history then records that it changed, never its values.
+    var isSecret = false
 
     init(name: String) {
         self.name = name

@@ -20,13 +20,18 @@ extension Store {
     ///   as before (except what other writers stored, taken in); `notDurable` alone means the values are
     ///   written and taken.
     func modify<Result>(
-        _ names: [String], secretNames: Set<String> = [], _ body: (inout [[UInt8]?]) throws -> Result
+        _ names: [String], secretNames: Set<String> = [], as kind: HistoryEntry.Kind = .save,
+        _ body: (inout [[UInt8]?]) throws -> Result
     ) throws -> Result {
         var changed = Set<MemberName>()
         var merged = Set<MemberName>()
+        var historyFailure: DefaultsError?
+        if !secretNames.isEmpty { markSecret(secretNames) }
         let outcome = try saveLock.whileModifying {
-            modifyHoldingLock(names, secretNames, body, changed: &changed, merged: &merged)
+            modifyHoldingLock(
+                names, secretNames, kind, body, changed: &changed, merged: &merged, historyFailure: &historyFailure)
         }
+        if let historyFailure { report(historyFailure) }
         merged.subtract(changed)
         if !merged.isEmpty {
             let told = merged
@@ -38,14 +43,16 @@ extension Store {
 
     /// The body of ``modify(_:_:)``, with the save lock held.
     private func modifyHoldingLock<Result>(
-        _ names: [String], _ secretNames: Set<String>, _ body: (inout [[UInt8]?]) throws -> Result,
-        changed: inout Set<MemberName>, merged: inout Set<MemberName>
+        _ names: [String], _ secretNames: Set<String>, _ kind: HistoryEntry.Kind,
+        _ body: (inout [[UInt8]?]) throws -> Result, changed: inout Set<MemberName>, merged: inout Set<MemberName>,
+        historyFailure: inout DefaultsError?
     ) -> Swift.Result<Result, any Error> {
         var result: Swift.Result<Result, any Error>?
         var seen: [(cell: Cell, version: UInt64, old: [UInt8]?)] = []
         var new: [[UInt8]?] = []
         var takenIn = Set<MemberName>()
-        let write = storage.update(reading: names) { outside in
+        var secret: [Bool] = []
+        let write = storage.update(reading: names, as: kind) { outside in
             let current: [(Cell, UInt64, StoredValue, isUnsaved: Bool)] = state.withLock { state in
                 if let outside {
                     state.errors.loadFailure = nil
@@ -53,6 +60,7 @@ extension Store {
                 }
                 return names.map { name in
                     let cell = state.cell(named: name)
+                    secret.append(cell.isSecret)
                     return (cell, cell.version, cell.stored, cell.isDirty)
                 }
             }
@@ -84,11 +92,13 @@ extension Store {
                 return nil
             }
             let changes = names.indices.compactMap { index in
-                new[index] == seen[index].old ? nil : MemberChange(name: names[index], value: new[index])
+                new[index] == seen[index].old
+                    ? nil : MemberChange(name: names[index], value: new[index], secret: secret[index])
             }
             return changes.isEmpty ? nil : changes
         }
         merged = takenIn
+        historyFailure = write.historyFailure
         if let outside = write.outside { merged.formUnion(state.withLock { $0.takeIn(outside) }) }
         let written: (stamped: [MemberChange], notDurable: DefaultsError?)
         switch write.outcome {

@@ -19,6 +19,8 @@ extension Store {
         var reverted = Set<MemberName>()
         var merged = Set<MemberName>()
         var unthrown: DefaultsError?
+        // The save stands when its history record could not be written: that goes to the error handler.
+        var historyFailure: DefaultsError?
         // Observers saw the values that failed to encode; tell them (outside the save lock) they are gone.
         defer {
             publish(reverted)
@@ -29,11 +31,13 @@ extension Store {
                 queue.async { [weak self] in self?.publish(told) }
             }
             if let unthrown { report(unthrown) }
+            if let historyFailure { report(historyFailure) }
         }
         try saveLock.lock(for: "a save")
         defer { saveLock.unlock() }
         guard let pending = takePending() else { return try storage.confirmDurability() }
         let (encoded, encodingError) = encode(pending, reverted: &reverted)
+        var secret = Set<ObjectIdentifier>()
         let changes: [Written] = state.withLock { state in
             var changes: [Written] = []
             for cell in state.members.dirty where cell.isDirty {
@@ -44,10 +48,15 @@ extension Store {
                     // Set again after its value was encoded: the encoded value is written, the cell stays unsaved.
                     if let value = encoded[ObjectIdentifier(cell)] { changes.append((cell, nil, value)) }
                 }
+                if cell.isSecret { secret.insert(ObjectIdentifier(cell)) }
             }
             return changes
         }
-        let write = storage.write(changes.map { MemberChange(name: $0.cell.name, value: $0.value) })
+        let write = storage.write(
+            changes.map {
+                MemberChange(name: $0.cell.name, value: $0.value, secret: secret.contains(ObjectIdentifier($0.cell)))
+            })
+        historyFailure = write.historyFailure
         let outcome = state.withLock { state in
             if let outside = write.outside {
                 state.errors.loadFailure = nil

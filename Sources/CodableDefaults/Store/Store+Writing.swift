@@ -52,7 +52,10 @@ extension Store {
     ///
     /// - Throws: The error of an `.immediate` save (the value stays stored and pending).
     func set<Value>(_ value: Value, for key: Defaults.Key<Value>, mode: Defaults.SaveMode) throws(DefaultsError) {
-        if key.isNil(value) { return try remove(key.name, mode: mode) }
+        if key.isNil(value) {
+            if key.isSecret { markSecret([key.name]) }
+            return try remove(key.name, mode: mode)
+        }
         try finish(store(value, for: key), name: key.name, mode: mode)
     }
 
@@ -258,4 +261,13 @@ extension Store {
         }
     }
 
+}
+
+extension Store {
+    /// Marks `names` as secret keys' (see ``Cell/isSecret``): their history records keep no values.
+    func markSecret(_ names: some Sequence<String>) {
+        state.withLock { state in
+            for name in names { state.cell(named: name).isSecret = true }
+        }
+    }
 }

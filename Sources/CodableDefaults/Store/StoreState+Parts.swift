@@ -52,6 +52,7 @@ struct TypedCaches {
     /// Puts a key's slot in place (replacing the one it had).
     mutating func install(_ slot: AnySlot, for key: Defaults.AnyKey) {
         slot.keyLifetime = key.lifetime
+        if key.isSecret { slot.cell.isSecret = true }
         if slots.updateValue(slot, forKey: key.id) == nil && slots.count >= sweepAt {
             slots = slots.filter { $0.value.keyLifetime != nil }
             sweepAt = Swift.max(Self.sweepFloor, 2 * slots.count)
@@ -83,4 +84,6 @@ struct ErrorState {
     var handler: @Sendable (DefaultsError) -> Void = Store.printError
     /// Why the store failed to load, for a store opened without throwing; cleared by a successful read.
     var loadFailure: DefaultsError?
+    /// The history records already reported as skipped (by their description), so each is reported once.
+    var reportedHistoryNotices: Set<String> = []
 }

@@ -69,7 +69,9 @@ extension EtcdStorage {
             path: location)
     }
 
-    package func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite {
+    package func update(
+        reading names: [String], as kind: HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
+    ) -> StorageWrite {
         while true {
             let current: [(name: String, keyValue: EtcdKeyValue?, revision: Int64)]
             do {
@@ -169,4 +171,9 @@ extension EtcdStorage {
     func read(_ name: String) throws -> (keyValue: EtcdKeyValue?, revision: Int64) {
         try client.read(prefix + Array(name.utf8))
     }
+}
+
+extension EtcdStorage {
+    /// The etcd engine does not record a history yet: it has none to give.
+    package func history() throws(DefaultsError) -> StorageHistory { StorageHistory(records: []) }
 }

@@ -1,6 +1,9 @@
 extension JSONFileStorage {
-    func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite {
+    func update(
+        reading names: [String], as kind: HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
+    ) -> StorageWrite {
         var outside: StorageContent?
+        var historyFailure: DefaultsError?
         do throws(DefaultsError) {
             try file.createDirectory()
             let fd = try lockFile()
@@ -16,11 +19,22 @@ extension JSONFileStorage {
                 return StorageWrite(outside: nil, outcome: .success(([], nil)))
             }
             let (written, holds) = try disk.withLock { (state) throws(DefaultsError) in
-                (try write(changes, state: &state, outside: &outside), state.image.map(StoredMembers.init))
+                (
+                    try write(changes, as: kind, state: &state, outside: &outside, historyFailure: &historyFailure),
+                    state.image.map(StoredMembers.init)
+                )
             }
-            return StorageWrite(outside: outside, outcome: .success(written), holds: holds)
+            return StorageWrite(
+                outside: outside, outcome: .success(written), holds: holds, historyFailure: historyFailure)
         } catch {
             return StorageWrite(outside: outside, outcome: .failure(error))
         }
+    }
+}
+
+extension JSONFileStorage {
+    func history() throws(DefaultsError) -> StorageHistory {
+        let (records, notices) = try historyLog.read()
+        return StorageHistory(records: records, notices: notices)
     }
 }

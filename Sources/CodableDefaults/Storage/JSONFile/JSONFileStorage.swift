@@ -22,9 +22,13 @@ final class JSONFileStorage: Storage {
         var unsyncedDirectory: DefaultsError?
         /// The version of the file whose parse error ``JSONFileStorage/outsideChanges()`` last threw (thrown once).
         var reportedBadIdentity: FileIdentity?
+        /// The history file as this storage's last record left it.
+        var historyTail: HistoryLog.Tail?
     }
 
     let file: DurableFile
+    /// The history beside the file (`.<name>.history`).
+    let historyLog: HistoryLog
     let options: Defaults.Options
     /// The schema version every write stamps (the last migration's), or `nil` without migrations.
     let schemaVersion: Int?
@@ -39,6 +43,7 @@ final class JSONFileStorage: Storage {
     /// A storage for the file at `path` (absolute, resolved). Reads nothing: ``open(reporting:)`` does.
     init(path: String, options: Defaults.Options) {
         self.file = DurableFile(path: path)
+        self.historyLog = HistoryLog(of: file, limit: options.history, maximumFileSize: options.maximumFileSize)
         self.options = options
         self.schemaVersion = options.migrations.map(\.version).max()
     }
@@ -152,23 +157,30 @@ final class JSONFileStorage: Storage {
 
     func write(_ changes: [MemberChange]) -> StorageWrite {
         var outside: StorageContent?
+        var historyFailure: DefaultsError?
         do throws(DefaultsError) {
             try file.createDirectory()
             let fd = try lockFile()
             defer { file.unlock(fd) }
             let (written, holds) = try disk.withLock { (state) throws(DefaultsError) in
-                (try write(changes, state: &state, outside: &outside), state.image.map(StoredMembers.init))
+                (
+                    try write(changes, as: .save, state: &state, outside: &outside, historyFailure: &historyFailure),
+                    state.image.map(StoredMembers.init)
+                )
             }
-            return StorageWrite(outside: outside, outcome: .success(written), holds: holds)
+            return StorageWrite(
+                outside: outside, outcome: .success(written), holds: holds, historyFailure: historyFailure)
         } catch {
             return StorageWrite(outside: outside, outcome: .failure(error))
         }
     }
 
     /// The body of ``write(_:)``, under the file lock and the disk lock: merge what other writers saved,
-    /// stamp the schema version, splice the changes into the image, write.
+    /// stamp the schema version, splice the changes into the image, write, and record the save in the history
+    /// (as `kind`; a failure to record goes to `historyFailure`, the save stands).
     func write(
-        _ changes: [MemberChange], state: inout DiskState, outside: inout StorageContent?
+        _ changes: [MemberChange], as kind: HistoryEntry.Kind, state: inout DiskState,
+        outside: inout StorageContent?, historyFailure: inout DefaultsError?
     ) throws(DefaultsError) -> (stamped: [MemberChange], notDurable: DefaultsError?) {
         let identity = try file.currentIdentity()
         if identity != state.identity {
@@ -198,6 +210,7 @@ final class JSONFileStorage: Storage {
         }
         var stamped: [MemberChange] = []
         if let schemaVersion, let stamp = try stamp(schemaVersion, image: state.image!) { stamped.append(stamp) }
+        let recorded = options.history.isEnabled ? recordedChanges(changes, image: state.image!) : []
         state.image!.apply((changes + stamped).lazy.map { (name: $0.name, value: $0.value) })
         let bytes = state.image!.bytes
         do throws(DefaultsError) {
@@ -215,12 +228,41 @@ final class JSONFileStorage: Storage {
             #if CODABLE_DEFAULTS_TESTING
                 counters.withLock { $0.writes += 1 }
             #endif
+            if !recorded.isEmpty {
+                do throws(DefaultsError) {
+                    let author = HistoryEntry.Author.current
+                    let time = HistoryTime.now()
+                    _ = try historyLog.append(
+                        {
+                            HistoryRecord(
+                                revision: $0, milliseconds: time, author: author, kind: kind, changes: recorded)
+                        }, tail: &state.historyTail)
+                } catch {
+                    state.historyTail = nil
+                    historyFailure = error
+                }
+            }
             return (stamped, notDurable)
         } catch {
             // The image holds changes the file does not: the next write builds it again.
             state.image = nil
             throw error
         }
+    }
+
+    /// What `changes` change in the file whose image is `image` (before they are applied): each member whose value
+    /// differs, with its value before and after; the reserved schema version is not a user's change.
+    private func recordedChanges(_ changes: [MemberChange], image: FileImage) -> [HistoryRecord.Change] {
+        var seen = Set<MemberName>()
+        var recorded: [HistoryRecord.Change] = []
+        // The last change of a name wins, as when the image applies them.
+        for change in changes.reversed() where seen.insert(MemberName(change.name)).inserted {
+            guard change.name != Defaults.schemaVersionKey else { continue }
+            let old = image.index(of: change.name).map { Array(image.value(at: $0)) }
+            guard old != change.value else { continue }
+            recorded.append(HistoryRecord.Change(name: change.name, old: old, new: change.value, secret: change.secret))
+        }
+        return recorded
     }
 
     /// The member that makes the file hold `version`, the schema the store was migrated to, so it never loses

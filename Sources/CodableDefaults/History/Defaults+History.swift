@@ -1,0 +1,140 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension Defaults {
+    // MARK: Reading the history
+
+    /// The saves the store's history kept, newest first.
+    ///
+    /// Every save that changes a value is recorded, by every process and tool that writes the store: each key's
+    /// value before and after, when, by whom, under a revision that only grows. A store file keeps its history
+    /// beside it in `.<name>.history` (JSON Lines, one record a save; see the History article), bounded by
+    /// ``Options/history`` (by default the last 100 saves or 1 MiB). A secret key's change is recorded without
+    /// its values (``HistoryEntry/Value/secret``). A store in memory keeps none: this returns an empty array.
+    ///
+    /// Reads the history file; takes no lock, so it may run while another process saves (its record, still being
+    /// written, is then not seen). A record a crash cut short is skipped, and reported once to the error handler.
+    ///
+    /// - Throws: ``DefaultsError`` (`readFailed`, `fileTooLarge`, `notARegularFile`) when the history file exists
+    ///   but cannot be read.
+    public func history() throws(DefaultsError) -> [HistoryEntry] {
+        try store.historyRecords().reversed().map(\.entry)
+    }
+
+    /// The saves that changed `name`, newest first, each with only that key's change; see ``history()``.
+    ///
+    /// - Throws: What ``history()`` throws.
+    public func history(forKey name: String) throws(DefaultsError) -> [HistoryEntry] {
+        try store.historyRecords().reversed().compactMap { record in
+            var narrowed = record
+            narrowed.changes = record.changes.filter { $0.name.utf8.elementsEqual(name.utf8) }
+            return narrowed.changes.isEmpty ? nil : narrowed.entry
+        }
+    }
+
+    /// The saves that changed `key`, newest first; see ``history(forKey:)``.
+    ///
+    /// - Throws: What ``history()`` throws.
+    public func history<Value>(for key: Key<Value>) throws(DefaultsError) -> [HistoryEntry] {
+        if key.isSecret { store.markSecret([key.name]) }
+        return try history(forKey: key.name)
+    }
+
+    // MARK: Reverting
+
+    /// Puts every key a save after `revision` changed back to what it held at `revision`, as one new change.
+    ///
+    /// The revert is atomic, as ``modify(_:_:)`` is: under the store's lock and the file's lock file, the history
+    /// is read again (a save another process recorded meanwhile is taken into account), the keys are written
+    /// durably, and the history records the change as ``HistoryEntry/Kind/revert(toRevision:)``. It is itself a
+    /// change: reverting it (or undoing it) brings the values back. Observers are told as for any change. Keys no
+    /// save after `revision` changed are not touched; an unsaved change of a reverted key is replaced.
+    ///
+    /// What a key held at `revision` is the value before the first recorded change after it: a save whose record
+    /// was lost (a crash between the store's write and its record) is not undone.
+    ///
+    /// - Parameter revision: The revision to go back to: the store as it was right after that save (0: before
+    ///   the first save recorded).
+    /// - Returns: The changes made, sorted by key; empty when every key already holds what it held then.
+    /// - Throws: ``DefaultsError``: `historyUnavailable` when the store keeps no history, has recorded nothing,
+    ///   the records after `revision` were dropped by the bound ("history before revision N is gone"), or a
+    ///   secret key would have to be restored (revert the other keys one by one); or what ``modify(_:_:)``
+    ///   throws. Nothing is written then (`notDurable` alone means the change is written).
+    @discardableResult
+    public func revert(toRevision revision: Int) throws -> [HistoryEntry.Change] {
+        try store.revert(nil, toRevision: revision)
+    }
+
+    /// Puts the key `name` back to what it held at `revision`, as one new change; see ``revert(toRevision:)``.
+    ///
+    /// - Throws: What ``revert(toRevision:)`` throws; `reservedKey` for the schema version.
+    @discardableResult
+    public func revert(forKey name: String, toRevision revision: Int) throws -> [HistoryEntry.Change] {
+        if let refusal = refusalIfAny(name) { throw refusal }
+        return try store.revert([name], toRevision: revision)
+    }
+
+    /// Puts the store back to what it held at `date` (after the last save recorded at or before it), as one new
+    /// change; see ``revert(toRevision:)``.
+    ///
+    /// - Throws: What ``revert(toRevision:)`` throws; `historyUnavailable` when `date` is before every record
+    ///   the history kept and older ones were dropped.
+    @discardableResult
+    public func revert(to date: Date) throws -> [HistoryEntry.Change] {
+        try store.revert(nil, toRevision: revision(at: date))
+    }
+
+    /// Puts the key `name` back to what it held at `date`; see ``revert(to:)``.
+    ///
+    /// - Throws: What ``revert(to:)`` throws; `reservedKey` for the schema version.
+    @discardableResult
+    public func revert(forKey name: String, to date: Date) throws -> [HistoryEntry.Change] {
+        if let refusal = refusalIfAny(name) { throw refusal }
+        return try store.revert([name], toRevision: revision(at: date))
+    }
+
+    /// Undoes the last save recorded (by any process): its keys go back to what they held before it, as one
+    /// new change. Undoing again undoes the undo. See ``revert(toRevision:)``.
+    ///
+    /// - Throws: What ``revert(toRevision:)`` throws.
+    @discardableResult
+    public func undo() throws -> [HistoryEntry.Change] {
+        guard let last = try store.historyRecords().last else { return try store.revert(nil, toRevision: 0) }
+        return try store.revert(nil, toRevision: last.revision - 1)
+    }
+
+    /// Undoes the last recorded change of the key `name`: it goes back to what it held before that save, as one
+    /// new change. See ``revert(toRevision:)``.
+    ///
+    /// - Throws: What ``revert(toRevision:)`` throws; `historyUnavailable` when no recorded save changed `name`.
+    @discardableResult
+    public func undo(forKey name: String) throws -> [HistoryEntry.Change] {
+        if let refusal = refusalIfAny(name) { throw refusal }
+        let records = try store.historyRecords()
+        guard let last = records.last(where: { $0.changes.contains { $0.name.utf8.elementsEqual(name.utf8) } })
+        else {
+            throw DefaultsError(
+                .historyUnavailable, "the history has no change of the key to undo; nothing was written",
+                path: store.path, key: name)
+        }
+        return try store.revert([name], toRevision: last.revision - 1)
+    }
+
+    /// The revision the store was at, at `date`: the last recorded at or before it.
+    private func revision(at date: Date) throws(DefaultsError) -> Int {
+        let records = try store.historyRecords()
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        if let last = records.last(where: { $0.milliseconds <= milliseconds }) { return last.revision }
+        guard let oldest = records.first else { return 0 }
+        guard oldest.revision == 1 else {
+            throw DefaultsError(
+                .historyUnavailable,
+                "history before revision \(oldest.revision) is gone, and it is older than that; nothing was written",
+                path: store.path)
+        }
+        return 0
+    }
+}

@@ -1,0 +1,198 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The history of a store file: `.<name>.history` beside it, one ``HistoryRecord`` a line (JSON Lines).
+///
+/// Written only by a save holding the store's lock file, after the store file was renamed into place: a record
+/// never claims a change the store file does not hold, and a crash between the rename and the record loses that
+/// save's record only. A record is appended (`O_APPEND`) and flushed (`fsync`); a line cut short by a crash is
+/// cut off by the next append and skipped, with a notice, by a read. Past its ``Defaults/HistoryLimit`` the
+/// newest records are written to a new file with the durable-write recipe (temporary file, `fsync`, `rename`,
+/// directory `fsync`). Readers take no lock: they see whole appended lines, or a last line being written, which
+/// they skip.
+struct HistoryLog: Sendable {
+    /// What a writer knows of the history file after its last append, so that the next one need not read it.
+    struct Tail: Equatable, Sendable {
+        /// The file as this writer left it.
+        var identity: FileIdentity
+        /// The last record's revision.
+        var revision: Int
+        /// How many records it holds.
+        var count: Int
+    }
+
+    /// The history file.
+    let file: DurableFile
+    /// Its bounds.
+    let limit: Defaults.HistoryLimit
+    /// The store file's size limit: a history file is read up to twice it plus the history's own bound.
+    let maximumFileSize: Int
+
+    /// The history of the store file `store`.
+    init(of store: DurableFile, limit: Defaults.HistoryLimit, maximumFileSize: Int) {
+        file = DurableFile(path: store.directory + "/." + store.name + ".history", system: store.system)
+        self.limit = limit
+        self.maximumFileSize = maximumFileSize
+    }
+
+    /// The most bytes a read takes.
+    private var readLimit: Int { min(Int(Int32.max), 2 * maximumFileSize + 2 * limit.maximumBytes + 4096) }
+
+    // MARK: Appending
+
+    /// Appends the record `make` builds for the next revision. Call holding the store's lock file, after the
+    /// store file holds the save. `tail` is what this writer knew after its last append (`nil`: nothing); it
+    /// becomes what it knows now.
+    ///
+    /// - Returns: The revision recorded.
+    /// - Throws: ``DefaultsError`` when the history cannot be read or written; the save stands, its record is lost.
+    func append(_ make: (Int) -> HistoryRecord, tail: inout Tail?) throws(DefaultsError) -> Int {
+        let system = file.system
+        let fd = system.open(file.path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        if fd < 0 { throw failure("cannot open the history file", errno: Platform.errno) }
+        defer { _ = system.close(fd) }
+        var info = stat()
+        if system.fstat(fd, &info) != 0 { throw failure("cannot inspect the history file", errno: Platform.errno) }
+        guard Platform.isRegular(info.st_mode) else {
+            throw DefaultsError(
+                .notARegularFile, "the history path is not a regular file; the save stands, unrecorded",
+                path: file.path)
+        }
+        var known = tail
+        if known?.identity != FileIdentity(info) {
+            // Another writer appended (or the file is new to this one): read it for its last revision, and cut off
+            // a last line a crash left unfinished so the record does not join it.
+            let (bytes, _) = try readAll()
+            let (records, complete) = Self.lines(of: bytes)
+            if complete < bytes.count, ftruncate(fd, off_t(complete)) != 0 {
+                throw failure("cannot cut off the history's unfinished last line", errno: Platform.errno)
+            }
+            let revision = records.reversed().lazy.compactMap { Self.revision(ofLine: bytes[$0]) }.first ?? 0
+            known = Tail(identity: FileIdentity(info), revision: revision, count: records.count)
+        }
+        let revision = known!.revision + 1
+        var line = make(revision).line
+        line.append(0x0A)
+        try writeAll(fd, line)
+        if system.fullSync(fd) != 0 { throw failure("cannot flush the history file (fsync)", errno: Platform.errno) }
+        if system.fstat(fd, &info) != 0 { throw failure("cannot inspect the history file", errno: Platform.errno) }
+        var now = Tail(identity: FileIdentity(info), revision: revision, count: known!.count + 1)
+        if now.count > limit.maximumSaves || Int(info.st_size) > limit.maximumBytes {
+            now = try trim(revision: revision)
+        }
+        tail = now
+        return revision
+    }
+
+    /// Rewrites the history with its newest records, within three quarters of both bounds (at least the newest).
+    private func trim(revision: Int) throws(DefaultsError) -> Tail {
+        let (bytes, _) = try readAll()
+        let (records, _) = Self.lines(of: bytes)
+        let keepCount = max(1, limit.maximumSaves * 3 / 4)
+        let keepBytes = limit.maximumBytes * 3 / 4
+        var kept: [Range<Int>] = []
+        var size = 0
+        for range in records.reversed() {
+            let length = range.count + 1
+            guard kept.isEmpty || (kept.count < keepCount && size + length <= keepBytes) else { break }
+            kept.append(range)
+            size += length
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(size)
+        for range in kept.reversed() {
+            out.append(contentsOf: bytes[range])
+            out.append(0x0A)
+        }
+        let (identity, notDurable) = try file.write(out)
+        if let notDurable { throw notDurable }
+        return Tail(identity: identity, revision: revision, count: kept.count)
+    }
+
+    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(DefaultsError) {
+        var offset = 0
+        let code: Int32? = bytes.withUnsafeBytes { buffer in
+            while offset < buffer.count {
+                let written = file.system.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if Platform.errno == EINTR { continue }
+                    return Platform.errno
+                }
+                offset += written
+            }
+            return nil
+        }
+        if let code { throw failure("cannot append to the history file", errno: code) }
+    }
+
+    private func failure(_ what: String, errno: Int32) -> DefaultsError {
+        DefaultsError(
+            .writeFailed, "\(what): \(Platform.describe(errno)); the save stands, its history record is lost",
+            path: file.path, errno: errno)
+    }
+
+    // MARK: Reading
+
+    /// The file's bytes (empty when there is none).
+    private func readAll() throws(DefaultsError) -> (bytes: [UInt8], identity: FileIdentity?) {
+        guard let (bytes, identity) = try file.read(maxSize: readLimit) else { return ([], nil) }
+        return (bytes, identity)
+    }
+
+    /// The records, oldest first, and a notice for each line that is not one (a save's record cut short by a
+    /// crash, or a line edited by hand), with its line and column.
+    ///
+    /// - Throws: ``DefaultsError`` when the file exists but cannot be read.
+    func read() throws(DefaultsError) -> (records: [HistoryRecord], notices: [DefaultsError]) {
+        let (bytes, _) = try readAll()
+        var records: [HistoryRecord] = []
+        var notices: [DefaultsError] = []
+        var lineNumber = 0
+        var start = 0
+        while start < bytes.count {
+            lineNumber += 1
+            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+            let line = Array(bytes[start..<end])
+            let finished = end < bytes.count
+            start = end + 1
+            if line.isEmpty { continue }
+            do throws(HistoryRecord.Malformed) {
+                records.append(try HistoryRecord(line: line))
+            } catch {
+                let why = finished ? error.message : "the last record is unfinished (a save was interrupted)"
+                notices.append(
+                    DefaultsError(
+                        .invalidJSON, "a history record is skipped: \(why)", path: file.path, line: lineNumber,
+                        column: error.column))
+            }
+        }
+        return (records, notices)
+    }
+
+    /// The ranges of the whole lines of `bytes` (without their line breaks, empty ones left out), and where the
+    /// last whole line ends (a line without a line break after it is unfinished).
+    static func lines(of bytes: [UInt8]) -> (lines: [Range<Int>], complete: Int) {
+        var lines: [Range<Int>] = []
+        var start = 0
+        while let end = bytes[start...].firstIndex(of: 0x0A) {
+            if end > start { lines.append(start..<end) }
+            start = end + 1
+        }
+        return (lines, start)
+    }
+
+    /// The revision of a line, read from its start (`{"revision":N,`) without parsing the rest; `nil` when it
+    /// does not start so.
+    static func revision(ofLine line: ArraySlice<UInt8>) -> Int? {
+        let prefix = Array("{\"revision\":".utf8)
+        guard line.starts(with: prefix) else { return nil }
+        let digits = line.dropFirst(prefix.count).prefix { (0x30...0x39).contains($0) }
+        guard !digits.isEmpty, digits.count < 19 else { return nil }
+        return Int(String(decoding: digits, as: UTF8.self))
+    }
+}

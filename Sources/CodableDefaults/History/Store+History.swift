@@ -1,0 +1,103 @@
+extension Store {
+    /// The history's records, oldest first. A record that could not be read (cut short by a crash) is skipped
+    /// and reported to the error handler, once.
+    ///
+    /// - Throws: ``DefaultsError`` when the history exists but cannot be read.
+    func historyRecords() throws(DefaultsError) -> [HistoryRecord] {
+        let history = try storage.history()
+        if !history.notices.isEmpty {
+            let fresh = state.withLock { state in
+                history.notices.filter { state.errors.reportedHistoryNotices.insert($0.description).inserted }
+            }
+            for notice in fresh { report(notice) }
+        }
+        return history.records.sorted { $0.revision < $1.revision }
+    }
+
+    /// Puts `names` (every recorded key when `nil`) back to what they held at revision `target`, as one atomic
+    /// change recorded as a revert (see ``Defaults/revert(toRevision:)``). Returns the changes made.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/historyUnavailable`` when the history cannot say what a key
+    ///   held then; what ``modify(_:secretNames:as:_:)`` throws. Nothing is written then.
+    func revert(_ names: Set<String>?, toRevision target: Int) throws -> [HistoryEntry.Change] {
+        // The keys to restore are found from the history before the locks are taken; under them, the history is
+        // read again, and the revert starts over when another writer recorded a save in between.
+        for _ in 0..<8 {
+            let records = try historyRecords()
+            guard let latest = records.last?.revision else {
+                throw DefaultsError(
+                    .historyUnavailable,
+                    storage.isPersistent
+                        ? "the store's history has no saves to revert (it is off, or nothing was saved since it "
+                            + "was turned on); nothing was written"
+                        : "a store in memory keeps no history; nothing was written", path: path)
+            }
+            let wanted = try Self.values(at: target, of: names, in: records, path: path)
+            if wanted.isEmpty { return [] }
+            let ordered = wanted.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            var made: [(name: String, old: [UInt8]?, new: [UInt8]?)] = []
+            do {
+                try modify(ordered, as: .revert(toRevision: target)) { fragments in
+                    guard try storage.history().records.map(\.revision).max() == latest else { throw Retry() }
+                    made = []
+                    for (index, name) in ordered.enumerated() where fragments[index] != wanted[name]! {
+                        made.append((name, fragments[index], wanted[name]!))
+                        fragments[index] = wanted[name]!
+                    }
+                }
+            } catch is Retry {
+                continue
+            }
+            let secret: [Bool] = state.withLock { state in
+                made.map { state.existingCell(named: $0.name)?.isSecret ?? false }
+            }
+            return zip(made, secret).map { made, secret in
+                let change = HistoryRecord.Change(name: made.name, old: made.old, new: made.new, secret: secret)
+                return HistoryEntry.Change(
+                    key: made.name, oldValue: HistoryRecord.value(change.old), newValue: HistoryRecord.value(change.new)
+                )
+            }
+        }
+        throw DefaultsError(
+            .lockTimeout, "other writers kept recording saves while the revert was prepared; nothing was written",
+            path: path)
+    }
+
+    /// Another writer recorded a save between reading the history and taking the locks.
+    private struct Retry: Error {}
+
+    /// What each of `names` (every key a record after `target` changed, when `nil`) held at revision `target`:
+    /// the value before the first recorded change after it (`nil`: absent). Keys no record after `target` changed
+    /// are left out: they hold now what they held then.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/historyUnavailable`` when records after `target` were dropped,
+    ///   or a secret key's value is needed.
+    static func values(
+        at target: Int, of names: Set<String>?, in records: [HistoryRecord], path: String?
+    ) throws(DefaultsError) -> [String: [UInt8]?] {
+        guard let oldest = records.first, target < records.last!.revision else { return [:] }
+        guard target >= oldest.revision - 1 else {
+            throw DefaultsError(
+                .historyUnavailable,
+                "history before revision \(oldest.revision) is gone (the history keeps its newest saves only); "
+                    + "nothing was written", path: path)
+        }
+        var values: [String: [UInt8]?] = [:]
+        var seen = Set<MemberName>()
+        for record in records where record.revision > target {
+            for change in record.changes where names.map({ $0.contains(change.name) }) ?? true {
+                guard seen.insert(MemberName(change.name)).inserted else { continue }
+                switch change.old {
+                case .absent: values[change.name] = .some(nil)
+                case .json(let bytes): values[change.name] = .some(bytes)
+                case .secret:
+                    throw DefaultsError(
+                        .historyUnavailable,
+                        "the history keeps no value of a secret key, so it cannot be put back; nothing was written",
+                        path: path, key: change.name)
+                }
+            }
+        }
+        return values
+    }
+}
