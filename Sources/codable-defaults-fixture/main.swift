@@ -344,7 +344,9 @@ case "writer":
     runWriter(path: path, seconds: seconds, generations: generations)
 case "serve":
     guard let path = rest.first else {
-        usage("usage: serve PATH [--save-mode manual|immediate|idle:MS] [--unreadable-file throw|move-aside]")
+        usage(
+            "usage: serve PATH [--save-mode manual|immediate|idle:MS] [--unreadable-file throw|move-aside] "
+                + "[--history-saves N]")
     }
     var saveMode = Defaults.SaveMode.manual
     if let text = option("--save-mode", in: rest) {
@@ -363,6 +365,10 @@ case "serve":
     case nil, "throw": break
     case "move-aside": options.unreadableFile = .moveAside
     case let text?: usage("unknown unreadable-file policy: \(text)")
+    }
+    if let text = option("--history-saves", in: rest) {
+        guard let saves = Int(text) else { usage("not a number of saves: \(text)") }
+        options.history.maximumSaves = saves
     }
     var overrides: [Defaults.Layer]?
     var fallbacks: [Defaults.Layer]?

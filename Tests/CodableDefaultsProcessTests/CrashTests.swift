@@ -13,7 +13,10 @@ import Testing
 #endif
 
 /// A writer process killed with SIGKILL at random moments never leaves a half-written file, and the file
-/// always holds a state the writer actually flushed: the last one it acknowledged, or the next one.
+/// always holds a state the writer actually flushed: the last one it acknowledged, or the next one. Its history
+/// never claims a change the file does not hold: every record is one generation's save, exactly, of a
+/// generation the file reached; a kill loses at most the record of the save it interrupted, and a record cut
+/// short is skipped with a report.
 ///
 /// The number of kills comes from `CODABLE_DEFAULTS_CRASH_KILLS` (default 200). For a long run:
 ///
@@ -41,6 +44,7 @@ import Testing
         let started = Date()
         var known = 0  // the generation the file was last seen to hold (0: no file)
         var stats = (acknowledged: 0, ahead: 0, leftovers: 0, earlyKills: 0, lost: 0)
+        var history = (records: Set<Int>(), torn: 0)
 
         for iteration in 0..<Self.kills {
             let child = try ChildProcess(fixture, ["writer", url.path, "--seconds", "30"])
@@ -84,7 +88,16 @@ import Testing
             let leftovers = try dir.contents().filter { $0.hasPrefix(temporaryPrefix) && $0.hasSuffix(".tmp") }
             stats.leftovers += leftovers.count
             let reopened = try openFresh(url)
+            let errors = ErrorLog()
+            reopened.onError = errors.handler
             #expect(reopened.integer(forKey: "generation") == found)
+            for generation in try Self.checkHistory(reopened, fileGeneration: found, iteration: iteration) {
+                history.records.insert(generation)
+            }
+            history.torn += errors.errors.count
+            #expect(
+                errors.errors.allSatisfy { $0.code == .invalidJSON && $0.path?.hasSuffix(".history") == true },
+                "iteration \(iteration): \(errors.errors)")
             #expect(
                 Set(reopened.keys) == Set(WriterState.fragments(found).keys),
                 "iteration \(iteration): a fresh store sees generation \(found)'s keys")
@@ -97,8 +110,39 @@ import Testing
             crash test: \(Self.kills) kills, \(stats.lost) lost; \(stats.acknowledged) generations acknowledged, \
             \(stats.ahead) kills between rename and acknowledgement, \(stats.leftovers) leftover temporary \
             files removed on reopen, \(stats.earlyKills) kills during start-up, final generation \(known), \
+            \(history.records.count) generations seen recorded, \(history.torn) records cut short and skipped, \
             \(Int(Date().timeIntervalSince(started))) s
             """)
+    }
+
+    /// Checks the history of the store `defaults` against the file's generation: each record is the save of one
+    /// generation (its `generation` key's new value) no newer than the file's, its changes exactly what that
+    /// generation changed from the one before, newest first with revisions that only grow. Returns the
+    /// generations recorded.
+    static func checkHistory(_ defaults: Defaults, fileGeneration: Int, iteration: Int) throws -> [Int] {
+        var generations: [Int] = []
+        var lastRevision = Int.max
+        for entry in try defaults.history() {
+            #expect(entry.revision < lastRevision, "iteration \(iteration): revisions grow")
+            lastRevision = entry.revision
+            guard case .json(.number(let number))? = entry.changes.first(where: { $0.key == "generation" })?.newValue,
+                let generation = Int(number.literal)
+            else {
+                Issue.record("iteration \(iteration): a record without a generation: \(entry.changes.map(\.key))")
+                continue
+            }
+            #expect(generation <= fileGeneration, "iteration \(iteration): a record of a change the file never held")
+            let old = generation > 1 ? WriterState.values(generation - 1) : [:]
+            let new = WriterState.values(generation)
+            let changed = Set(old.keys).union(new.keys).filter { old[$0] != new[$0] }
+            #expect(Set(entry.changes.map(\.key)) == changed, "iteration \(iteration): generation \(generation)")
+            for change in entry.changes {
+                #expect(change.oldValue == (old[change.key].map { .json($0) } ?? .absent))
+                #expect(change.newValue == (new[change.key].map { .json($0) } ?? .absent))
+            }
+            generations.append(generation)
+        }
+        return generations
     }
 
     /// The generation the store file holds, after checking that it holds exactly that generation's state;

@@ -18,9 +18,9 @@ final class ServedStore {
     let child: ChildProcess
     private(set) var events: [String] = []
 
-    init(_ url: URL, saveMode: String = "manual") throws {
+    init(_ url: URL, saveMode: String = "manual", options: [String] = []) throws {
         let fixture = try Fixture.locate("codable-defaults-fixture")
-        child = try ChildProcess(fixture, ["serve", url.path, "--save-mode", saveMode])
+        child = try ChildProcess(fixture, ["serve", url.path, "--save-mode", saveMode] + options)
         let ready = try #require(try child.readLine(timeout: 30))
         #expect(ready.hasPrefix("ready "), "\(ready)")
     }
