@@ -94,6 +94,7 @@ enum CaseCatalog {
         ("save-10k", SaveCases.saveOneChange),
         ("save-size", SaveCases.saveAgainstSize),
         ("modify-1k", ModifyCases.modifyAgainstSetAndFlush),
+        ("history-1k", HistoryCases.historyCost),
         ("open-10mb", OpenCases.openBigStore),
         ("burst-afteridle", ObservationCases.burst),
         ("observer-fanout", ObservationCases.fanOut),
