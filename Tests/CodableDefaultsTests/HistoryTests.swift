@@ -152,6 +152,32 @@ import Testing
         #expect(defaults[volume] == 0.5 && defaults[secret] == nil)
     }
 
+    /// A writer that does not declare the key secret (the tool, a string-key set) learns it from the history:
+    /// its change is recorded without values, and the values earlier records hold are withheld when read.
+    @Test func aKeyAnotherWriterDeclaredSecretIsSecretForEveryWriter() throws {
+        let directory = try TemporaryDirectory()
+        let unaware = try openFresh(directory.file())
+        unaware.set("hunter2-before", forKey: "token")
+        try unaware.save()
+        let app = try openFresh(directory.file())
+        app[secret] = "hunter2-declared"
+        try app.save()
+        let tool = try openFresh(directory.file())
+        tool.set("hunter2-after", forKey: "token")
+        try tool.save()
+
+        #expect(!(try historyText(directory).contains("hunter2-declared")))
+        #expect(!(try historyText(directory).contains("hunter2-after")))
+        let history = try tool.history(forKey: "token")
+        #expect(
+            history.map(\.changes) == [
+                [.init(key: "token", oldValue: .secret, newValue: .secret)],
+                [.init(key: "token", oldValue: .secret, newValue: .secret)],
+                [.init(key: "token", oldValue: .absent, newValue: .secret)],
+            ])
+        #expect(!"\(try tool.history())".contains("hunter2"))
+    }
+
     @Test func theBoundHoldsAndARevertBeforeItSaysTheHistoryIsGone() throws {
         let directory = try TemporaryDirectory()
         let options = Defaults.Options(history: .init(maximumSaves: 8, maximumBytes: 1 << 20))

@@ -24,6 +24,8 @@ struct HistoryLog: Sendable {
         var revision: Int
         /// How many records it holds.
         var count: Int
+        /// The keys its records mark secret (see ``HistoryLog/secretNames(in:lines:)``).
+        var secretNames: Set<String>
     }
 
     /// The history file.
@@ -73,24 +75,31 @@ struct HistoryLog: Sendable {
                 throw failure("cannot cut off the history's unfinished last line", errno: Platform.errno)
             }
             let revision = records.reversed().lazy.compactMap { Self.revision(ofLine: bytes[$0]) }.first ?? 0
-            known = Tail(identity: FileIdentity(info), revision: revision, count: records.count)
+            known = Tail(
+                identity: FileIdentity(info), revision: revision, count: records.count,
+                secretNames: Self.secretNames(in: bytes, lines: records))
         }
         let revision = known!.revision + 1
-        var line = make(revision).line
+        // A key another writer declared secret is secret for this one too (a tool cannot know it otherwise).
+        var record = make(revision)
+        record.withholdValues(of: known!.secretNames)
+        known!.secretNames.formUnion(record.secretNames)
+        var line = record.line
         line.append(0x0A)
         try writeAll(fd, line)
         if system.fullSync(fd) != 0 { throw failure("cannot flush the history file (fsync)", errno: Platform.errno) }
         if system.fstat(fd, &info) != 0 { throw failure("cannot inspect the history file", errno: Platform.errno) }
-        var now = Tail(identity: FileIdentity(info), revision: revision, count: known!.count + 1)
+        var now = Tail(
+            identity: FileIdentity(info), revision: revision, count: known!.count + 1, secretNames: known!.secretNames)
         if now.count > limit.maximumSaves || Int(info.st_size) > limit.maximumBytes {
-            now = try trim(revision: revision)
+            now = try trim(revision: revision, secretNames: known!.secretNames)
         }
         tail = now
         return revision
     }
 
     /// Rewrites the history with its newest records, within three quarters of both bounds (at least the newest).
-    private func trim(revision: Int) throws(DefaultsError) -> Tail {
+    private func trim(revision: Int, secretNames: Set<String>) throws(DefaultsError) -> Tail {
         let (bytes, _) = try readAll()
         let (records, _) = Self.lines(of: bytes)
         let keepCount = max(1, limit.maximumSaves * 3 / 4)
@@ -111,7 +120,7 @@ struct HistoryLog: Sendable {
         }
         let (identity, notDurable) = try file.write(out)
         if let notDurable { throw notDurable }
-        return Tail(identity: identity, revision: revision, count: kept.count)
+        return Tail(identity: identity, revision: revision, count: kept.count, secretNames: secretNames)
     }
 
     private func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(DefaultsError) {
@@ -171,7 +180,30 @@ struct HistoryLog: Sendable {
                         column: error.column))
             }
         }
+        // A key one record marks secret (a writer that declared it so) has its values withheld in every record,
+        // older ones too, which a writer that did not know it wrote.
+        let secret = records.reduce(into: Set<String>()) { $0.formUnion($1.secretNames) }
+        if !secret.isEmpty {
+            for index in records.indices { records[index].withholdValues(of: secret) }
+        }
         return (records, notices)
+    }
+
+    /// The keys that records of `bytes` (its whole lines `lines`) mark secret. Only the lines that hold a secret
+    /// change are parsed.
+    static func secretNames(in bytes: [UInt8], lines: [Range<Int>]) -> Set<String> {
+        let marker = Array("{\"secret\":\"".utf8)
+        var names = Set<String>()
+        for range in lines {
+            let line = bytes[range]
+            guard line.firstRange(of: marker) != nil else { continue }
+            do throws(HistoryRecord.Malformed) {
+                names.formUnion(try HistoryRecord(line: Array(line)).secretNames)
+            } catch {
+                continue  // A line that is not a record is skipped, and reported, by `read()`.
+            }
+        }
+        return names
     }
 
     /// The ranges of the whole lines of `bytes` (without their line breaks, empty ones left out), and where the

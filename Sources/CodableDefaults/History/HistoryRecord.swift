@@ -95,6 +95,20 @@ package struct HistoryRecord: Sendable, Equatable {
         )
     }
 
+    /// The keys whose change this record keeps without values.
+    package var secretNames: Set<String> {
+        Set(changes.lazy.filter { $0.old == .secret || $0.new == .secret }.map(\.name))
+    }
+
+    /// Withholds the values of the changes of `names`: each says only whether a value was there.
+    package mutating func withholdValues(of names: Set<String>) {
+        guard !names.isEmpty else { return }
+        for index in changes.indices where names.contains(changes[index].name) {
+            if changes[index].old != .absent { changes[index].old = .secret }
+            if changes[index].new != .absent { changes[index].new = .secret }
+        }
+    }
+
     // MARK: The line
 
     /// The record as one line of compact JSON, without the line break.
