@@ -263,3 +263,29 @@ import Testing
         #expect(HistoryTime.milliseconds(text: "2026-13-03T04:05:06Z") == nil)
     }
 }
+
+/// A history that cannot be written never fails the save it records: the save stands, the failure goes to the
+/// error handler, and the next save is recorded. A record written but not flushed stays (it may not survive a
+/// power loss, and says so).
+@Suite struct HistoryFaultTests {
+    @Test(arguments: [(FaultPlan.Call.write, ENOSPC), (.fsync, EIO), (.open, EACCES)])
+    func aFailedRecordLeavesTheSaveStandingAndIsReported(_ call: FaultPlan.Call, _ errno: Int32) throws {
+        let subject = try InProcessFaultTests.Subject()
+        _ = try subject.prepareChange()
+        subject.plan.fail(call, on: .suffix(".history"), with: errno)
+        try subject.defaults.save()
+        #expect(try openFresh(subject.url).string(forKey: "b") == "pending", "the save stands")
+        let reported = try #require(subject.errors.errors.last)
+        #expect(reported.code == .writeFailed && reported.errno == errno)
+        #expect(reported.path?.hasSuffix("/.settings.json.history") == true)
+        #expect(reported.message.contains("the save stands"))
+        let written = call == .fsync
+        #expect(try subject.defaults.history().map(\.revision) == (written ? [2, 1] : [1]))
+
+        subject.defaults.set(2, forKey: "a")
+        try subject.defaults.save()
+        let history = try subject.defaults.history()
+        #expect(history.map(\.revision) == (written ? [3, 2, 1] : [2, 1]))
+        #expect(history.first?.changes == [.init(key: "a", oldValue: .json(1), newValue: .json(2))])
+    }
+}

@@ -87,7 +87,12 @@ struct HistoryLog: Sendable {
         var line = record.line
         line.append(0x0A)
         try writeAll(fd, line)
-        if system.fullSync(fd) != 0 { throw failure("cannot flush the history file (fsync)", errno: Platform.errno) }
+        if system.fullSync(fd) != 0 {
+            throw DefaultsError(
+                .writeFailed,
+                "cannot flush the history file (fsync): \(Platform.describe(Platform.errno)); the save stands, and "
+                    + "its record, written, may not survive a power loss", path: file.path, errno: Platform.errno)
+        }
         if system.fstat(fd, &info) != 0 { throw failure("cannot inspect the history file", errno: Platform.errno) }
         var now = Tail(
             identity: FileIdentity(info), revision: revision, count: known!.count + 1, secretNames: known!.secretNames)
