@@ -49,7 +49,8 @@ extension Defaults {
     /// from etcd's own past revisions, back to the bound of ``Options/history`` or to what etcd compacted away:
     /// a revert before that throws `historyUnavailable` ("history before revision N is gone"), and when etcd
     /// compacted even the last save's revisions, ``history()`` throws it too. A secret key's record names it;
-    /// its values are never read. With ``Options/history`` off, saves record nothing.
+    /// its values are never read. With ``Options/history`` off, saves record nothing: a user etcd lets write some
+    /// keys of the prefix only, not the record key, needs it off (its saves are refused otherwise, saying so).
     ///
     /// ## Errors
     /// When no endpoint answers, a save fails with `writeFailed` (quoting each endpoint's failure): the changes

@@ -288,6 +288,36 @@ struct EtcdHistoryTests {
         }
     }
 
+    @Test func aUserWhoMayWriteSomeKeysOnlyIsToldOfTheRecordAndSavesWithTheHistoryOff() async throws {
+        try await EtcdServer.with { server in
+            for command in [
+                ["user", "add", "root:pass"], ["user", "add", "app:app-pass"], ["role", "add", "app"],
+                ["role", "grant-permission", "app", "--prefix=true", "read", "myservice/"],
+                ["role", "grant-permission", "app", "readwrite", "myservice/volume"],
+                ["user", "grant-role", "app", "app"],
+                ["auth", "enable"],
+            ] {
+                try await server.etcdctl(command)
+            }
+            let urls = server.clientURLs.map { URL(string: $0)! }
+            let recording = try await Defaults(
+                etcd: urls, prefix: "myservice/", saveMode: .manual, username: "app", password: "app-pass")
+            recording[volume] = 0.8
+            let refused = #expect(throws: DefaultsError.self) { try recording.save() }
+            #expect(refused?.code == .writeFailed)
+            #expect(refused?.message.contains("Options(history: .off)") == true, "\(refused!)")
+
+            let quiet = try await Defaults(
+                etcd: urls, prefix: "myservice/", saveMode: .manual, username: "app", password: "app-pass",
+                options: Defaults.Options(history: .off))
+            quiet[volume] = 0.9
+            try await quiet.save()
+            let stored = try await server.etcdctl(
+                ["--user", "root:pass", "get", "--print-value-only", "myservice/volume"])
+            #expect(stored == "0.9\n")
+        }
+    }
+
     @Test func historyOffRecordsNothing() async throws {
         try await EtcdServer.with { server in
             let a = try await Defaults(

@@ -154,9 +154,16 @@ extension EtcdStorage {
             let refusedByEtcd = etcdError.map { $0.code == .server && !$0.isEndpointDown } ?? false
             let names = changes.prefix(3).map { "\"\($0.name)\"" }.joined(separator: ", ")
             let more = changes.count > 3 ? " and \(changes.count - 3) more" : ""
+            // The history record goes with every change: a user etcd lets write some keys only may not write it.
+            let record =
+                operations.count > changes.count && etcdError?.message.contains("permission denied") == true
+                ? " (the transaction also puts the history record, the key \"\(String(decoding: prefix, as: UTF8.self))"
+                    + "\\xFFhistory\": a user who may not write it needs the history off, Options(history: .off))"
+                : ""
             return .failure(
                 CommitFailure(
-                    error: failure(.writeFailed, "\(names)\(more) cannot be written; they stay unsaved", error),
+                    error: failure(
+                        .writeFailed, "\(names)\(more) cannot be written; they stay unsaved\(record)", error),
                     refusedByEtcd: refusedByEtcd))
         }
         state.withLock { state in
