@@ -318,6 +318,30 @@ struct EtcdHistoryTests {
         }
     }
 
+    @Test func theHistoryReadsAsManySavesAndBytesAsTheOptionsSay() async throws {
+        try await EtcdServer.with { server in
+            let urls = server.clientURLs.map { URL(string: $0)! }
+            func open(_ limit: Defaults.HistoryLimit) async throws -> Defaults {
+                try await Defaults(
+                    etcd: urls, prefix: "myservice/", saveMode: .immediate, options: Defaults.Options(history: limit))
+            }
+            let a = try await open(Defaults.HistoryLimit(maximumSaves: 2))
+            for value in [0.1, 0.2, 0.3] { a[volume] = value }
+            let kept = try a.history()
+            #expect(
+                kept.map(\.changes) == [
+                    [.init(key: "volume", oldValue: .json(0.2), newValue: .json(0.3))],
+                    [.init(key: "volume", oldValue: .json(0.1), newValue: .json(0.2))],
+                ])
+            let refused = #expect(throws: DefaultsError.self) { try a.revert(toRevision: kept[1].revision - 2) }
+            #expect(refused?.message.contains("history before revision \(kept[1].revision) is gone") == true)
+            // etcd keeps every save: a store with a larger bound reads them all.
+            #expect(try await open(.default).history().count == 3)
+            // A bound of bytes smaller than one record keeps the newest alone.
+            #expect(try await open(Defaults.HistoryLimit(maximumBytes: 1)).history() == [kept[0]])
+        }
+    }
+
     @Test func historyOffRecordsNothing() async throws {
         try await EtcdServer.with { server in
             let a = try await Defaults(
