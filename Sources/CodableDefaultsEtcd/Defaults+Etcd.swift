@@ -29,17 +29,28 @@ extension Defaults {
     /// ## Durability
     /// A change is saved when etcd acknowledged its transaction (committed by a majority of the cluster): before
     /// a `.immediate` set or `save()` returns. One save is one transaction of every unsaved change (a burst of
-    /// sets under `.afterIdle` is one), of up to 128 keys and 1 MiB of keys and values (etcd's defaults refuse
-    /// more than 128 operations or 1.5 MiB in one request); a larger save is several transactions, then not
-    /// atomic as a whole. A change etcd refuses (a value larger than its request limit, a key the user may not
+    /// sets under `.afterIdle` is one), of up to 127 keys and their history record (etcd's defaults refuse more
+    /// than 128 operations or 1.5 MiB in one request) and 1 MiB of keys, values and record; a larger save is
+    /// several transactions, then not atomic as a whole. A change etcd refuses (a value larger than its request limit, a key the user may not
     /// write) stays unsaved alone: a transaction etcd refuses is sent again one change at a time, so the other
     /// changes of the save are written; the save then fails naming the refused keys, and every later save tries
     /// them again until they are changed or removed. The empty key under the empty prefix (etcd has no empty key)
     /// is refused when it is set. `modify` is a transaction that compares the keys'
     /// revisions, retried with the new values when another writer changed one first (one transaction, so at most
-    /// 128 keys). When the connection is lost after etcd applied that transaction but before its answer arrived,
+    /// 127 keys with the history record). When the connection is lost after etcd applied that transaction but before its answer arrived,
     /// the retry cannot tell its own write from another writer's and runs the closure again on it (an increment
     /// may then count twice); etcd's own client has the same limit.
+    ///
+    /// ## History
+    /// Every transaction of a save also puts the prefix's history record, in the reserved key `prefix`, the byte
+    /// 0xFF, `history` (not UTF-8, so never a setting): who saved, when, and which keys changed, by name. The
+    /// change and its record are one transaction; the record's revision is etcd's revision of it (it only grows,
+    /// for every writer, and survives restarts). ``history()`` reads the keys' values before and after each save
+    /// from etcd's own past revisions, back to the bound of ``Options/history`` or to what etcd compacted away:
+    /// a revert before that throws `historyUnavailable` ("history before revision N is gone"), and when etcd
+    /// compacted even the last save's revisions, ``history()`` throws it too. A secret key's record names it;
+    /// its values are never read. With ``Options/history`` off, saves record nothing: a user etcd lets write some
+    /// keys of the prefix only, not the record key, needs it off (its saves are refused otherwise, saying so).
     ///
     /// ## Errors
     /// When no endpoint answers, a save fails with `writeFailed` (quoting each endpoint's failure): the changes
@@ -60,8 +71,8 @@ extension Defaults {
     ///   - username: The etcd user to authenticate as (etcd's authentication), or `nil` when it has none.
     ///   - password: The user's password.
     ///   - options: Limits (value depth, key length; `maximumFileSize` bounds what one answer of etcd may take in
-    ///     memory: twice that, plus 1 MiB, for the base64 and JSON around the values); the file's policies
-    ///     (unreadable file, lock timeout) and migrations do not apply.
+    ///     memory: twice that, plus 1 MiB, for the base64 and JSON around the values) and how much history
+    ///     ``history()`` reads; the file's policies (unreadable file, lock timeout) and migrations do not apply.
     ///   - onError: If not `nil`, becomes ``onError`` before the store opens.
     /// - Throws: ``DefaultsError``: `invalidArgument` for an endpoint that is not an `http(s)://` URL with a host
     ///   (and a port in 1...65535 if it names one)
@@ -98,7 +109,8 @@ extension Defaults {
         } catch {
             throw DefaultsError(.invalidArgument, "\(error)")
         }
-        return EtcdStorage(client: client, prefix: prefix, maximumDepth: options.maximumDepth)
+        return EtcdStorage(
+            client: client, prefix: prefix, maximumDepth: options.maximumDepth, history: options.history)
     }
 }
 

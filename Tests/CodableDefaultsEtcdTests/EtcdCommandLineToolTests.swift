@@ -82,9 +82,10 @@ struct EtcdCommandLineToolTests {
                 try await tool(["write", "--dry-run"] + store + ["recent", "-array-add", "a.txt"])
                     == (.exited(0), ["+ recent\t[\"a.txt\"]"]))
             #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.8\n")
+            // The members, and the history's record key (`myservice/`, the byte 0xFF, `history`).
             #expect(
                 try await server.etcdctl(["get", "--prefix", "--keys-only", "myservice/"])
-                    == "myservice/name\n\nmyservice/volume\n\n")
+                    == "myservice/name\n\nmyservice/volume\n\nmyservice/\u{FFFD}history\n\n")
             // The real run writes what the dry run printed.
             #expect(try await tool(["write"] + store + ["volume", "0.5"]).status == .exited(0))
             #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.5\n")

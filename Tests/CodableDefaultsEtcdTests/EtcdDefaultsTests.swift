@@ -89,7 +89,9 @@ struct EtcdDefaultsTests {
             b.removeAll()
             #expect(b.keys == [])
             #expect(try await eventually { a.keys == [] })
-            #expect(try await server.etcdctl(["get", "--prefix", "myservice/"]) == "")
+            // Only the history's record key is left (it records the removal): no member.
+            let left = try await EtcdClient(endpoints: server.clientURLs).range(prefix: utf8("myservice/"))
+            #expect(try left.keyValues.map(\.key) == [engine(b).historyKey])
             #expect(errors.errors.isEmpty, "\(errors.errors)")
         }
     }
@@ -175,9 +177,10 @@ struct EtcdDefaultsTests {
             try await defaults.save()  // nothing is left unsaved: no other transaction
             #expect(storage.transactionCount == 1)
             #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/key99"]) == "999\n")
+            // The 100 members, and the history's record key.
             #expect(
                 try await server.etcdctl(["get", "--prefix", "--keys-only", "myservice/"]).split(separator: "\n").count
-                    == 100)
+                    == 101)
         }
     }
 
@@ -202,9 +205,10 @@ struct EtcdDefaultsTests {
             for index in 0..<300 { defaults.set(index, forKey: "key\(index)") }
             try await defaults.save()
             #expect(storage.transactionCount == 3)
+            // The 300 members, and the history's record key.
             #expect(
                 try await server.etcdctl(["get", "--prefix", "--keys-only", "myservice/"]).split(separator: "\n").count
-                    == 300)
+                    == 301)
         }
     }
 
@@ -218,9 +222,10 @@ struct EtcdDefaultsTests {
             try await defaults.save()
             #expect(storage.transactionCount == 3)
             let values = try await EtcdClient(endpoints: [server.clientURL]).range(prefix: Array("myservice/".utf8))
-            #expect(values.keyValues.count == 40)
+                .keyValues.filter { $0.key != storage.historyKey }
+            #expect(values.count == 40)
             // Each value is the JSON string of the index and the text: quotes, one or two digits, 64 kB.
-            #expect(values.keyValues.allSatisfy { [3, 4].contains($0.value.count - (64 << 10)) })
+            #expect(values.allSatisfy { [3, 4].contains($0.value.count - (64 << 10)) })
         }
     }
 
@@ -312,7 +317,9 @@ struct EtcdDefaultsTests {
             defaults.removeAll()
             try await defaults.save()
             let left = try await client.range(prefix: utf8("myservice/")).keyValues.map(\.key)
-            #expect(left == [utf8("myservice/") + [0xFE], utf8("myservice/") + [0xFF]])
+            // The history's record key (not UTF-8 either) records the removal.
+            #expect(
+                left == [utf8("myservice/") + [0xFE], utf8("myservice/") + [0xFF], try engine(defaults).historyKey])
         }
     }
 }

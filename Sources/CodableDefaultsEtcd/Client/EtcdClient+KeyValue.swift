@@ -50,6 +50,23 @@ package enum EtcdOperation: Sendable, Equatable {
     case delete(key: [UInt8])
 }
 
+/// A read of one key as it was at a past revision, for ``EtcdClient``'s read of several at once.
+package struct EtcdRead: Sendable, Equatable {
+    /// The key read.
+    package var key: [UInt8]
+    /// The revision to read it at: the key's value after every change up to it (`1` or more).
+    package var revision: Int64
+    /// Whether to leave the value out: only whether the key existed (and its revisions) is read.
+    package var keysOnly: Bool
+
+    /// A read of `key` at `revision`, its value left out when `keysOnly`.
+    package init(key: [UInt8], revision: Int64, keysOnly: Bool = false) {
+        self.key = key
+        self.revision = revision
+        self.keysOnly = keysOnly
+    }
+}
+
 /// What a transaction did.
 package struct EtcdTransactionResult: Sendable, Equatable {
     /// Whether every compare held, so that the operations were applied.
@@ -131,6 +148,31 @@ extension EtcdClient {
         let answer = try call("/v3/kv/txn", request, as: Wire.TxnResponse.self)
         // etcd's JSON leaves out a `false` (a default value), so a missing `succeeded` means the compares failed.
         return EtcdTransactionResult(succeeded: answer.succeeded ?? false, revision: answer.header.revision.value)
+    }
+
+    /// Reads each key of `reads` as it was at its revision, in one read-only transaction (so at most etcd's
+    /// `--max-txn-ops` reads, 128 by default); each answer is `nil` where the key was absent then.
+    ///
+    /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses, among others when a revision was compacted
+    ///   away (``EtcdError/isCompactedRevision``): then nothing is read.
+    package func read(_ reads: [EtcdRead]) throws -> [EtcdKeyValue?] {
+        if reads.isEmpty { return [] }
+        let request = Wire.TxnRequest(
+            compare: [],
+            success: reads.map { read in
+                Wire.RequestOp(
+                    requestRange: Wire.RangeRequest(
+                        key: WireBytes(read.key), revision: WireInt64(max(1, read.revision)),
+                        keysOnly: read.keysOnly ? true : nil))
+            })
+        let answer = try call("/v3/kv/txn", request, as: Wire.TxnResponse.self)
+        let responses = answer.responses ?? []
+        guard responses.count == reads.count else {
+            throw EtcdError(
+                .badResponse, endpoint: preferredEndpoint.absoluteString,
+                message: "/v3/kv/txn: \(responses.count) answers to \(reads.count) reads")
+        }
+        return responses.map { $0.responseRange?.kvs?.first.map(EtcdKeyValue.init(wire:)) }
     }
 
     // The same calls for `async` callers: each waits without blocking its task's thread (see `Offload`).

@@ -4,18 +4,25 @@ import Foundation
 
 /// Writes: where an etcd transaction is built. A save's changes become transactions of puts and deletes
 /// (``write(_:)``); a modify reads the names with their revisions and writes them in a transaction that compares
-/// those revisions (``update(reading:_:)``).
+/// those revisions (``update(reading:as:_:)``). Each transaction also puts the history record of its changes
+/// (see `EtcdStorage+History.swift`), so that a change and its record are one.
 extension EtcdStorage {
     package func write(_ changes: [MemberChange]) -> StorageWrite {
         var saved: [Int] = []
         var refusals: [DefaultsError] = []
         var start = changes.startIndex
         while start < changes.endIndex {
-            // As many changes as one transaction takes, and at least one.
+            // As many changes as one transaction takes with its history record, and at least one.
+            let recording = historyLimit.isEnabled
+            let operations = max(1, maximumOperationsPerTransaction - (recording ? 1 : 0))
+            func size(_ change: MemberChange) -> Int {
+                prefix.count + change.name.utf8.count + (change.value?.count ?? 0)
+                    + (recording ? Self.recordBytes(of: change) : 0)
+            }
             var end = start + 1
-            var bytes = prefix.count + changes[start].name.utf8.count + (changes[start].value?.count ?? 0)
-            while end < changes.endIndex && end - start < maximumOperationsPerTransaction {
-                bytes += prefix.count + changes[end].name.utf8.count + (changes[end].value?.count ?? 0)
+            var bytes = (recording ? Self.recordOverhead + historyKey.count : 0) + size(changes[start])
+            while end < changes.endIndex && end - start < operations {
+                bytes += size(changes[end])
                 if bytes > maximumBytesPerTransaction { break }
                 end += 1
             }
@@ -112,7 +119,7 @@ extension EtcdStorage {
             let compares = current.map { name, keyValue, _ in
                 EtcdCompare(key: prefix + Array(name.utf8), modRevision: keyValue?.modRevision ?? 0)
             }
-            switch commit(changes, compares: compares) {
+            switch commit(changes, compares: compares, as: kind) {
             case .success(true): return StorageWrite(outside: nil, outcome: .success(([], nil)))
             case .success(false): continue  // Another writer changed a name first: again, with its value.
             case .failure(let failure): return StorageWrite(outside: nil, outcome: .failure(failure.error))
@@ -128,12 +135,16 @@ extension EtcdStorage {
         var refusedByEtcd: Bool
     }
 
-    /// Sends one transaction of `changes` under `compares`; returns whether it was applied.
-    func commit(_ changes: [MemberChange], compares: [EtcdCompare]) -> Result<Bool, CommitFailure> {
-        let operations: [EtcdOperation] = changes.map { change in
+    /// Sends one transaction of `changes` under `compares`, with the history record of the changes as `kind`
+    /// (unless the history is off); returns whether it was applied.
+    func commit(
+        _ changes: [MemberChange], compares: [EtcdCompare], as kind: HistoryEntry.Kind = .save
+    ) -> Result<Bool, CommitFailure> {
+        var operations: [EtcdOperation] = changes.map { change in
             let key = prefix + Array(change.name.utf8)
             return change.value.map { .put(key: key, value: $0) } ?? .delete(key: key)
         }
+        if let record = record(of: changes, as: kind) { operations.append(.put(key: historyKey, value: record)) }
         let result: EtcdTransactionResult
         do {
             result = try client.transaction(compares: compares, operations: operations)
@@ -143,9 +154,16 @@ extension EtcdStorage {
             let refusedByEtcd = etcdError.map { $0.code == .server && !$0.isEndpointDown } ?? false
             let names = changes.prefix(3).map { "\"\($0.name)\"" }.joined(separator: ", ")
             let more = changes.count > 3 ? " and \(changes.count - 3) more" : ""
+            // The history record goes with every change: a user etcd lets write some keys only may not write it.
+            let record =
+                operations.count > changes.count && etcdError?.message.contains("permission denied") == true
+                ? " (the transaction also puts the history record, the key \"\(String(decoding: prefix, as: UTF8.self))"
+                    + "\\xFFhistory\": a user who may not write it needs the history off, Options(history: .off))"
+                : ""
             return .failure(
                 CommitFailure(
-                    error: failure(.writeFailed, "\(names)\(more) cannot be written; they stay unsaved", error),
+                    error: failure(
+                        .writeFailed, "\(names)\(more) cannot be written; they stay unsaved\(record)", error),
                     refusedByEtcd: refusedByEtcd))
         }
         state.withLock { state in
@@ -171,9 +189,4 @@ extension EtcdStorage {
     func read(_ name: String) throws -> (keyValue: EtcdKeyValue?, revision: Int64) {
         try client.read(prefix + Array(name.utf8))
     }
-}
-
-extension EtcdStorage {
-    /// The etcd engine does not record a history yet: it has none to give.
-    package func history() throws(DefaultsError) -> StorageHistory { StorageHistory(records: []) }
 }

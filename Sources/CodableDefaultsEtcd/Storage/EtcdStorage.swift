@@ -12,9 +12,12 @@ import Foundation
 /// - Outside changes come from a watch of the prefix, from the revision after the last one seen, reported member by
 ///   member; it resumes from where it was after a disconnect (with a backoff while no endpoint answers), and when
 ///   etcd compacted that revision away, reloads the prefix and reports a snapshot.
-/// - ``update(reading:_:)`` reads the names' values and revisions, calls the transform, and writes in a transaction
-///   that compares the revisions; when another writer changed one first, it calls the transform again with the new
-///   values.
+/// - ``update(reading:as:_:)`` reads the names' values and revisions, calls the transform, and writes in a
+///   transaction that compares the revisions; when another writer changed one first, it calls the transform again
+///   with the new values.
+/// - Each transaction of a save also puts the prefix's history record, the reserved key ``historyKey`` (the
+///   prefix, the byte 0xFF, `history`: not UTF-8, so never a member): what the save changed, by name (see
+///   `EtcdStorage+History.swift`).
 ///
 /// A value that is not JSON (stored by another tool) is left out of what the storage reports, and remembered:
 /// ``unreadableValue(named:)`` gives the `decodingFailed` error that reads of its name throw. It is never written
@@ -30,13 +33,18 @@ package final class EtcdStorage: Storage {
     package let prefix: [UInt8]
     /// `etcd://host:port/prefix`, for messages.
     package let location: String?
-    /// The most members one transaction changes (etcd refuses more than `--max-txn-ops`, 128 by default).
+    /// The most operations one transaction makes (etcd refuses more than `--max-txn-ops`, 128 by default): the
+    /// members it changes and, unless the history is off, the history record (so one member fewer); the most reads
+    /// one read-only transaction of ``history()`` makes.
     package let maximumOperationsPerTransaction: Int
-    /// The most bytes of keys and values one transaction of a save carries (etcd refuses a request over
-    /// `--max-request-bytes`, 1.5 MiB by default), unless one member alone is larger.
+    /// The most bytes of keys, values and history record one transaction of a save carries (etcd refuses a
+    /// request over `--max-request-bytes`, 1.5 MiB by default), unless one member alone is larger.
     package let maximumBytesPerTransaction: Int
     /// The nesting limit for values (the store's ``Defaults/Options/maximumDepth``).
     let maxDepth: Int
+    /// How much of the history ``history()`` reads (the store's ``Defaults/Options/history``); when it is off,
+    /// writes record nothing.
+    package let historyLimit: Defaults.HistoryLimit
     let state = Locked(State())
 
     /// A change a watch saw that the store has not taken in yet.
@@ -74,16 +82,18 @@ package final class EtcdStorage: Storage {
         var writableAgain: (@Sendable () -> Void)?
     }
 
-    /// Makes the storage of the keys under `prefix` on `client`'s cluster. Reads nothing yet.
+    /// Makes the storage of the keys under `prefix` on `client`'s cluster, recording its saves' history as
+    /// `history` says. Reads nothing yet.
     package init(
         client: EtcdClient, prefix: String, maximumDepth: Int, maximumOperationsPerTransaction: Int = 128,
-        maximumBytesPerTransaction: Int = 1 << 20
+        maximumBytesPerTransaction: Int = 1 << 20, history: Defaults.HistoryLimit = .default
     ) {
         self.client = client
         self.prefix = Array(prefix.utf8)
         let endpoint = client.endpoints.first.map { "\($0.host ?? "")\($0.port.map { ":\($0)" } ?? "")" } ?? ""
         location = "etcd://\(endpoint)/\(prefix)"
         maxDepth = maximumDepth
+        historyLimit = history
         self.maximumOperationsPerTransaction = max(1, maximumOperationsPerTransaction)
         self.maximumBytesPerTransaction = max(1, maximumBytesPerTransaction)
     }

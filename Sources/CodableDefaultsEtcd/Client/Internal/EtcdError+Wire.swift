@@ -26,6 +26,12 @@ extension EtcdError {
         }
     }
 
+    /// Whether etcd refused a read at a revision it has compacted away ("mvcc: required revision has been
+    /// compacted", gRPC code 11).
+    var isCompactedRevision: Bool {
+        code == .server && message.contains("required revision has been compacted")
+    }
+
     /// Whether etcd refused the token (it expired, or the member that made it restarted).
     var isInvalidToken: Bool {
         (code == .server && grpcCode == Self.grpcUnauthenticated) || message.contains("invalid auth token")

@@ -73,6 +73,10 @@ enum Wire {
         var key: WireBytes
         var rangeEnd: WireBytes?
         var limit: WireInt64?
+        /// The revision to read at (`nil`: the newest); etcd refuses one it has compacted away.
+        var revision: WireInt64?
+        /// Whether to leave the values out (keys and revisions only).
+        var keysOnly: Bool?
     }
 
     struct RangeResponse: Decodable {
@@ -108,6 +112,7 @@ enum Wire {
     }
 
     struct RequestOp: Encodable {
+        var requestRange: RangeRequest?
         var requestPut: PutRequest?
         var requestDeleteRange: DeleteRangeRequest?
     }
@@ -117,9 +122,19 @@ enum Wire {
         var success: [RequestOp]
     }
 
+    /// A range's answer within a transaction's (its header is not needed: the transaction's has the revision).
+    struct TxnRangeResponse: Decodable {
+        var kvs: [KeyValue]?
+    }
+
+    struct ResponseOp: Decodable {
+        var responseRange: TxnRangeResponse?
+    }
+
     struct TxnResponse: Decodable {
         var header: Header
         var succeeded: Bool?
+        var responses: [ResponseOp]?
     }
 
     struct AuthenticateRequest: Encodable {
