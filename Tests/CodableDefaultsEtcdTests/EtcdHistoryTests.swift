@@ -154,6 +154,9 @@ struct EtcdHistoryTests {
             try b.revert(toRevision: first.revision)
             #expect(b[volume] == 0.8 && b[name] == "Ana")
             #expect(try a.history().count == 6)
+            // A time before every record: the history is whole (nothing compacted), so that is before every save.
+            try a.revert(to: Date(timeIntervalSince1970: 0))
+            #expect(a.keys == [])
             #expect(errors.errors.isEmpty, "\(errors.errors)")
         }
     }

@@ -125,11 +125,12 @@ extension Defaults {
 
     /// The revision the store was at, at `date`: the last recorded at or before it.
     private func revision(at date: Date) throws(DefaultsError) -> Int {
-        let records = try store.historyRecords()
+        let history = try store.readHistory()
+        let records = history.records
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         if let last = records.last(where: { $0.milliseconds <= milliseconds }) { return last.revision }
         guard let oldest = records.first else { return 0 }
-        guard oldest.revision == 1 else {
+        guard history.isComplete else {
             throw DefaultsError(
                 .historyUnavailable,
                 "history before revision \(oldest.revision) is gone, and it is older than that; nothing was written",

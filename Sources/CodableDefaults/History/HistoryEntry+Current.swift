@@ -13,7 +13,7 @@
 
 extension HistoryEntry.Author {
     /// This process: its identifier now, and the user, program and host looked up once.
-    static var current: HistoryEntry.Author {
+    package static var current: HistoryEntry.Author {
         var author = lookedUp
         author.processID = getpid()
         return author

@@ -1,18 +1,22 @@
 extension Store {
-    /// The history's records, oldest first. A record that could not be read (cut short by a crash) is skipped
+    /// The history, its records oldest first. A record that could not be read (cut short by a crash) is skipped
     /// and reported to the error handler, once.
     ///
     /// - Throws: ``DefaultsError`` when the history exists but cannot be read.
-    func historyRecords() throws(DefaultsError) -> [HistoryRecord] {
-        let history = try storage.history()
+    func readHistory() throws(DefaultsError) -> StorageHistory {
+        var history = try storage.history()
         if !history.notices.isEmpty {
             let fresh = state.withLock { state in
                 history.notices.filter { state.errors.reportedHistoryNotices.insert($0.description).inserted }
             }
             for notice in fresh { report(notice) }
         }
-        return history.records.sorted { $0.revision < $1.revision }
+        history.records.sort { $0.revision < $1.revision }
+        return history
     }
+
+    /// The history's records, oldest first; see ``readHistory()``.
+    func historyRecords() throws(DefaultsError) -> [HistoryRecord] { try readHistory().records }
 
     /// Puts `names` (every recorded key when `nil`) back to what they held at revision `target`, as one atomic
     /// change recorded as a revert (see ``Defaults/revert(toRevision:)``). Returns the changes made.
@@ -23,7 +27,8 @@ extension Store {
         // The keys to restore are found from the history before the locks are taken; under them, the history is
         // read again, and the revert starts over when another writer recorded a save in between.
         for _ in 0..<8 {
-            let records = try historyRecords()
+            let history = try readHistory()
+            let records = history.records
             guard let latest = records.last?.revision else {
                 throw DefaultsError(
                     .historyUnavailable,
@@ -32,7 +37,7 @@ extension Store {
                             + "was turned on); nothing was written"
                         : "a store in memory keeps no history; nothing was written", path: path)
             }
-            let wanted = try Self.values(at: target, of: names, in: records, path: path)
+            let wanted = try Self.values(at: target, of: names, in: history, path: path)
             if wanted.isEmpty { return [] }
             let ordered = wanted.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             var made: [(name: String, old: [UInt8]?, new: [UInt8]?)] = []
@@ -73,10 +78,11 @@ extension Store {
     /// - Throws: ``DefaultsError/Code-swift.struct/historyUnavailable`` when records after `target` were dropped,
     ///   or a secret key's value is needed.
     static func values(
-        at target: Int, of names: Set<String>?, in records: [HistoryRecord], path: String?
+        at target: Int, of names: Set<String>?, in history: StorageHistory, path: String?
     ) throws(DefaultsError) -> [String: [UInt8]?] {
+        let records = history.records
         guard let oldest = records.first, target < records.last!.revision else { return [:] }
-        guard target >= oldest.revision - 1 else {
+        guard history.isComplete || target >= oldest.revision - 1 else {
             throw DefaultsError(
                 .historyUnavailable,
                 "history before revision \(oldest.revision) is gone (the history keeps its newest saves only); "

@@ -53,7 +53,7 @@ final class MemoryStorage: Storage {
     }
 
     /// Memory keeps no history: a store that lives only as long as its process has nothing to undo after it.
-    func history() throws(DefaultsError) -> StorageHistory { StorageHistory(records: []) }
+    func history() throws(DefaultsError) -> StorageHistory { StorageHistory(records: [], isComplete: true) }
 
     var hasUnconfirmedWrite: Bool { false }
 

@@ -23,11 +23,15 @@ package struct StorageHistory: Sendable {
     package var records: [HistoryRecord]
     /// What was skipped while reading them (a record cut short by a crash), for the error handler.
     package var notices: [DefaultsError]
+    /// Whether the records go back to the first save ever recorded: none older was dropped by the bound or
+    /// compacted away. A revert to a revision before the oldest record is then a revert to before every save.
+    package var isComplete: Bool
 
     /// A history of these records and notices.
-    package init(records: [HistoryRecord], notices: [DefaultsError] = []) {
+    package init(records: [HistoryRecord], notices: [DefaultsError] = [], isComplete: Bool) {
         self.records = records
         self.notices = notices
+        self.isComplete = isComplete
     }
 }
 

@@ -36,9 +36,6 @@ extension EtcdStorage {
     /// The bytes `change` takes in a record, at most (its name quoted, each byte escaped at worst as `\u00XX`).
     static func recordBytes(of change: MemberChange) -> Int { change.name.utf8.count * 6 + 32 }
 
-    /// This process as the records name it: its identifier, effective user, program and host.
-    static let author = HistoryEntry.Author(
-        processID: getpid(), user: userName(), program: ProcessInfo.processInfo.processName, host: hostName())
 
     /// The record line a transaction of `changes` puts as `kind`: their names (a secret key's marked so: its values
     /// are never read back), the time, this process; `nil` when the history is off or nothing is recorded (the
@@ -52,15 +49,17 @@ extension EtcdStorage {
         if recorded.isEmpty { return nil }
         let milliseconds = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
         return HistoryRecord(
-            revision: 0, milliseconds: milliseconds, author: Self.author, kind: kind, changes: recorded
+            revision: 0, milliseconds: milliseconds, author: .current, kind: kind, changes: recorded
         ).line
     }
 
     package func history() throws(DefaultsError) -> StorageHistory {
-        guard historyLimit.isEnabled else { return StorageHistory(records: []) }
+        guard historyLimit.isEnabled else { return StorageHistory(records: [], isComplete: true) }
         var records: [HistoryRecord] = []
         var notices: [DefaultsError] = []
         var bytes = 0
+        // Whether the walk stopped before the record key's first version (a bound, or compaction).
+        var stoppedEarly = false
         var next: EtcdKeyValue?
         do {
             next = try client.get(historyKey)
@@ -92,6 +91,7 @@ extension EtcdStorage {
             do {
                 answers = try readPast(reads)
             } catch let error as EtcdError where error.isCompactedRevision {
+                stoppedEarly = true
                 if !records.isEmpty { break walk }
                 throw DefaultsError(
                     .historyUnavailable,
@@ -109,11 +109,19 @@ extension EtcdStorage {
             // A save that changed no value (it put what the key held) records nothing.
             if record.changes.isEmpty { continue }
             let size = record.line.count + 1
-            if !records.isEmpty && bytes + size > historyLimit.maximumBytes { break }
+            if !records.isEmpty && bytes + size > historyLimit.maximumBytes {
+                stoppedEarly = true
+                break
+            }
             bytes += size
             records.append(record)
         }
-        return StorageHistory(records: records.reversed(), notices: notices)
+        // A key one record marks secret (a writer that declared it so) has its values withheld in every record, those
+        // of writers that did not know it too (the tool).
+        let secret = records.reduce(into: Set<String>()) { $0.formUnion($1.secretNames) }
+        for index in records.indices { records[index].withholdValues(of: secret) }
+        return StorageHistory(
+            records: records.reversed(), notices: notices, isComplete: next == nil && !stoppedEarly)
     }
 
     /// The change of a record as etcd's revisions tell it: `old` and `new` are the key read before and after; a
@@ -146,29 +154,5 @@ extension EtcdStorage {
             start = end
         }
         return answers
-    }
-
-    /// The effective user's name from the user database, else its number (as a store file's records name it).
-    private static func userName() -> String {
-        let uid = geteuid()
-        var entry = passwd()
-        var found: UnsafeMutablePointer<passwd>?
-        var buffer = [CChar](repeating: 0, count: 4096)
-        // The entry's strings point into the buffer: read them while it is lent.
-        let name = buffer.withUnsafeMutableBufferPointer { buffer -> String? in
-            guard getpwuid_r(uid, &entry, buffer.baseAddress!, buffer.count, &found) == 0, found != nil,
-                let name = entry.pw_name
-            else { return nil }
-            return String(cString: name)
-        }
-        return name ?? String(uid)
-    }
-
-    /// The machine's host name, or `localhost` when it cannot be read.
-    private static func hostName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        let status = buffer.withUnsafeMutableBufferPointer { gethostname($0.baseAddress!, $0.count - 1) }
-        guard status == 0 else { return "localhost" }
-        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }

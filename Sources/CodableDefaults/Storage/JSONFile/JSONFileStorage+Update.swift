@@ -35,6 +35,9 @@ extension JSONFileStorage {
 extension JSONFileStorage {
     func history() throws(DefaultsError) -> StorageHistory {
         let (records, notices) = try historyLog.read()
-        return StorageHistory(records: records, notices: notices)
+        // Revisions of a file's history count from 1 without gaps: its oldest record tells whether older ones
+        // were dropped.
+        let oldest = records.map(\.revision).min()
+        return StorageHistory(records: records, notices: notices, isComplete: oldest == nil || oldest == 1)
     }
 }
