@@ -1,5 +1,4 @@
 import CodableDefaults
-import Foundation
 
 /// `undo FILE [KEY] [--to REVISION|TIME]`: puts the store (or KEY) back to what it held before the last save, or
 /// at a revision or a time, as one new change (``Defaults/undo()`` and its siblings); prints the changes made.
@@ -111,7 +110,7 @@ struct UndoCommand: ToolCommand {
     private func plannedChanges(
         _ defaults: Defaults, _ history: [HistoryEntry], _ tool: Tool
     ) throws(ToolError) -> [HistoryEntry.Change] {
-        let path = defaults.url?.path
+        let path = tool.path(of: defaults)
         let values: [(key: String, value: JSONValue?)]
         do {
             let revision = try RevertPlan.revision(target, key: key, in: history, path: path)
