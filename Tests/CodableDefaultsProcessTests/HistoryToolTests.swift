@@ -225,6 +225,37 @@ import Testing
         #expect(try sandbox.workContents() == ["old.json"])
     }
 
+    @Test func undoBeyondWhatTheHistoryKeptExitsWithOneAndWritesNothing() async throws {
+        let sandbox = try ToolSandbox()
+        // A history whose saves before revision 5 were dropped by its bound.
+        try sandbox.create("s.json", #"{"a":3}"# + "\n")
+        let author = #""pid":7,"user":"ann","program":"app","host":"box","kind":"save""#
+        try sandbox.create(
+            ".s.json.history",
+            #"{"revision":5,"time":"2026-12-03T04:05:05.000Z","# + author + #","changes":{"a":{"old":1,"new":2}}}"#
+                + "\n" + #"{"revision":6,"time":"2026-12-03T04:05:06.000Z","# + author
+                + #","changes":{"a":{"old":2,"new":3}}}"# + "\n")
+        let before = try snapshot(sandbox)
+        for to in ["3", "2026-12-03T04:05:04.999Z"] {
+            for dryRun in [[], ["--dry-run"]] {
+                let result = try await sandbox.run(["undo", "s.json", "--to", to] + dryRun)
+                #expect(result.status == 1 && result.stdout.isEmpty, "\(to) \(dryRun): \(result.stderr)")
+                #expect(result.stderr.contains("history before revision 5 is gone"), "\(result.stderr)")
+                #expect(result.stderr.contains("nothing was written"), "\(result.stderr)")
+            }
+        }
+        #expect(try snapshot(sandbox) == before)
+        // Right before the oldest record kept is still known: its old value.
+        let dry = try await sandbox.run(["undo", "s.json", "--to", "2026-12-03T04:05:05Z", "--dry-run"])
+        #expect(dry.status == 0 && dry.stdout == "~ a\t3 → 2\n", "\(dry.stderr)")
+        let toFour = try await sandbox.run(["undo", "s.json", "--to", "4", "--dry-run"])
+        #expect(toFour.status == 0 && toFour.stdout == "~ a\t3 → 1\n", "\(toFour.stderr)")
+        #expect(try snapshot(sandbox) == before)
+        let real = try await sandbox.run(["undo", "s.json", "--to", "4"])
+        #expect(real.status == 0 && real.stdout == toFour.stdout, "\(real.stderr)")
+        #expect(try stored(sandbox) == ["a": 1])
+    }
+
     @Test func aToThatIsNeitherARevisionNorAUTCTimeIsAUsageError() async throws {
         let sandbox = try ToolSandbox()
         try await makeFourSaves(sandbox)
