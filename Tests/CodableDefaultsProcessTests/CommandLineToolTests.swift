@@ -457,7 +457,8 @@ import Testing
 
     /// The commands the tool has, besides `help`.
     static let commands = [
-        "read", "read-type", "write", "rename", "delete", "keys", "check", "watch", "import", "export",
+        "read", "read-type", "write", "rename", "delete", "keys", "check", "watch", "import", "export", "history",
+        "undo",
     ]
 }
 

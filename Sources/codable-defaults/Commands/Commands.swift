@@ -25,6 +25,8 @@ enum Commands {
         ExportCommand.self,
         DiffCommand.self,
         ExplainCommand.self,
+        HistoryCommand.self,
+        UndoCommand.self,
         HelpCommand.self,
     ]
 

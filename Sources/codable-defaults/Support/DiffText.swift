@@ -38,12 +38,23 @@ enum DiffText {
     /// has none).
     static func lines(_ changes: [Change]) -> [String] {
         changes.compactMap { change in
-            switch (change.old, change.new) {
-            case (let old?, let new?): line("~", change.key, JSONText.compact(old) + " → " + JSONText.compact(new))
-            case (let old?, nil): line("-", change.key, JSONText.compact(old))
-            case (nil, let new?): line("+", change.key, JSONText.compact(new))
-            case (nil, nil): nil
-            }
+            line(change.key, change.old.map(JSONText.compact), change.new.map(JSONText.compact))
+        }
+    }
+
+    /// The line of each change a store's history recorded (or a revert made), in the order given, as
+    /// the lines of `diff` are written; a secret value (``HistoryEntry/Value/secret``) is written `<secret>`
+    /// (not JSON, so a script tells it apart), as `explain` writes one.
+    static func lines(_ changes: [HistoryEntry.Change]) -> [String] {
+        changes.compactMap { change in line(change.key, text(of: change.oldValue), text(of: change.newValue)) }
+    }
+
+    /// A history value as a line shows it: compact JSON, `<secret>`, or `nil` when absent.
+    private static func text(of value: HistoryEntry.Value) -> String? {
+        switch value {
+        case .absent: nil
+        case .json(let value): JSONText.compact(value)
+        case .secret: "<secret>"
         }
     }
 
@@ -79,6 +90,17 @@ enum DiffText {
             }
         }
         return changes
+    }
+
+    /// The line of `key` going from `old` to `new` (values as they are printed; `nil`: no value), or `nil`
+    /// when it has neither.
+    private static func line(_ key: String, _ old: String?, _ new: String?) -> String? {
+        switch (old, new) {
+        case (let old?, let new?): line("~", key, old + " → " + new)
+        case (let old?, nil): line("-", key, old)
+        case (nil, let new?): line("+", key, new)
+        case (nil, nil): nil
+        }
     }
 
     /// One line: the mark, the key, a tab and the values.

@@ -1,0 +1,132 @@
+import CodableDefaults
+
+/// `undo FILE [KEY] [--to REVISION|TIME]`: puts the store (or KEY) back to what it held before the last save, or
+/// at a revision or a time, as one new change (``Defaults/undo()`` and its siblings); prints the changes made.
+struct UndoCommand: ToolCommand {
+    static let configuration = CommandConfiguration(
+        name: "undo",
+        origin: .added(),
+        abstract: "Undo the last save (or KEY's last change), or go back to --to REVISION or TIME.",
+        arguments: [.store, .key("KEY", .optional)],
+        options: StoreLocation.options + StoreLocation.etcdOptions + [
+            OptionDeclaration(
+                name: "to", valueName: "REVISION|TIME",
+                summary: "Go back to the store as it was after the save REVISION (0: before the first), or at TIME."),
+            DryRun.option,
+        ],
+        discussion: [
+            "Reads the store's history (see 'help history'). Without --to, the keys the last save changed go back "
+                + "to what they held before it, whoever made it; with KEY, KEY goes back to what it held before "
+                + "the last save that changed it. With --to REVISION (a whole number), every key a later save "
+                + "changed goes back to what it held right after the save REVISION; with --to TIME (UTC, "
+                + "2026-12-03T04:05:06Z or 2026-12-03T04:05:06.789Z), to what it held after the last save made at "
+                + "or before TIME. With KEY and --to, only KEY. Any other --to is a usage error (exit 2).",
+            "The undo is one atomic change under the store's lock, recorded in the history as a revert: undo it "
+                + "to bring the values back (a second undo undoes the first). Keys no later save changed are not touched. "
+                + "Prints the changes made, as 'diff' prints them ('+ KEY<TAB>NEW', '- KEY<TAB>OLD', "
+                + "'~ KEY<TAB>OLD → NEW'), nothing when every key already holds what it held then (exit 0).",
+            "The history cannot always say what a key held: when it has no saves (none recorded yet, or a KEY no "
+                + "save changed), when the saves after REVISION or TIME were dropped (the history keeps the "
+                + "newest only), or when a secret key's value would have to be put back (its value is never "
+                + "recorded: undo the other keys one by one). undo then exits with 1, names the reason and writes "
+                + "nothing. A key the history shows as secret is printed as <secret>, and its change is recorded "
+                + "without its values.",
+            DryRun.helpParagraph
+                + " undo --dry-run computes the changes from the history and the store as they are read, without "
+                + "the lock; a real run reads both again under it.",
+        ],
+        examples: [
+            "codable-defaults undo settings.json", "codable-defaults undo settings.json volume",
+            "codable-defaults undo settings.json --to 12 --dry-run",
+            "codable-defaults undo settings.json --to 2026-12-03T04:05:06Z",
+        ],
+        exitCases: [
+            .failure(
+                "undo when the history cannot say what to restore (no saves, older saves gone, a secret key's value)"),
+            .notDurable,
+        ])
+
+    /// The store to change.
+    let location: StoreLocation
+    /// The key to put back, or `nil` for every key.
+    let key: String?
+    /// Where to go back to.
+    let target: RevertPlan.Target
+
+    init(parsing arguments: inout ScannedArguments) throws(ToolError) {
+        location = try StoreLocation(parsing: &arguments)
+        key = arguments.takeOptional()
+        guard let to = arguments.value("to") else {
+            target = .last
+            return
+        }
+        if !to.isEmpty, to.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+            guard let revision = Int(to) else { throw .usage("--to \(shellQuoted(to)): the revision is too large") }
+            target = .revision(revision)
+        } else if let milliseconds = HistoryText.milliseconds(parsing: to) {
+            target = .time(milliseconds: milliseconds)
+        } else {
+            throw .usage(
+                "--to \(shellQuoted(to)) is neither a revision (a whole number) nor a UTC time "
+                    + "(2026-12-03T04:05:06Z, 2026-12-03T04:05:06.789Z)")
+        }
+    }
+
+    func run(in tool: Tool) throws(ToolError) {
+        if let key {
+            try tool.refuseReserved(key)
+            try KeyText.checkLength(key)
+        }
+        let defaults = try tool.open(location)
+        let history = try tool.history(defaults)
+        let secretKeys = HistoryText.secretKeys(in: history)
+        try tool.treatAsSecret(secretKeys, in: defaults)
+        let changes = tool.isDryRun ? try plannedChanges(defaults, history, tool) : try revert(defaults, tool)
+        try Output.print(DiffText.lines(HistoryText.withholding(secretKeys, in: changes)).joined())
+    }
+
+    /// Reverts through the library, under the store's lock; returns the changes it made.
+    private func revert(_ defaults: Defaults, _ tool: Tool) throws(ToolError) -> [HistoryEntry.Change] {
+        do {
+            switch (target, key) {
+            case (.last, nil): return try defaults.undo()
+            case (.last, let key?): return try defaults.undo(forKey: key)
+            case (.revision(let revision), nil): return try defaults.revert(toRevision: revision)
+            case (.revision(let revision), let key?): return try defaults.revert(forKey: key, toRevision: revision)
+            case (.time(let milliseconds), nil):
+                return try defaults.revert(to: HistoryText.date(milliseconds: milliseconds))
+            case (.time(let milliseconds), let key?):
+                return try defaults.revert(forKey: key, to: HistoryText.date(milliseconds: milliseconds))
+            }
+        } catch let error as DefaultsError {
+            throw ToolError(error)
+        } catch {
+            throw ToolError(.failure, "\(tool.path(of: defaults)): \(error)")
+        }
+    }
+
+    /// The changes a real run would make, computed from `history` and the stored values without writing
+    /// (``RevertPlan``).
+    private func plannedChanges(
+        _ defaults: Defaults, _ history: [HistoryEntry], _ tool: Tool
+    ) throws(ToolError) -> [HistoryEntry.Change] {
+        let path = tool.path(of: defaults)
+        let values: [(key: String, value: JSONValue?)]
+        do {
+            let revision = try RevertPlan.revision(target, key: key, in: history, path: path)
+            values = try RevertPlan.values(at: revision, of: key, in: history, path: path)
+        } catch {
+            throw ToolError(error)
+        }
+        var changes: [HistoryEntry.Change] = []
+        for (key, wanted) in values {
+            let current = try tool.currentStoredValue(defaults, key: key)
+            guard current != wanted else { continue }
+            changes.append(
+                HistoryEntry.Change(
+                    key: key, oldValue: current.map { .json($0) } ?? .absent,
+                    newValue: wanted.map { .json($0) } ?? .absent))
+        }
+        return changes
+    }
+}
