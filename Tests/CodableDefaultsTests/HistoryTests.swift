@@ -79,8 +79,20 @@ import Testing
         let last = try #require(try defaults.history().first)
         #expect(last.revision == 3 && last.kind == .revert(toRevision: 1))
 
-        // Undoing again undoes the undo.
-        try defaults.undo()
+        // A dry run says what a revert would change and writes nothing: not the store, not the history.
+        let (store, history) = (try bytes(directory.file()), try bytes(directory.file(".settings.json.history")))
+        let preview = try defaults.undo(dryRun: true)
+        #expect(preview.map(\.key) == ["name", "volume"])
+        #expect(
+            try bytes(directory.file()) == store && (try bytes(directory.file(".settings.json.history"))) == history)
+        #expect(
+            try defaults.revert(forKey: "volume", toRevision: 0, dryRun: true) == [
+                .init(key: "volume", oldValue: .json(0.8), newValue: .absent)
+            ])
+        #expect(defaults[volume] == 0.8)
+
+        // Undoing again undoes the undo, as its dry run said.
+        #expect(try defaults.undo() == preview)
         #expect(defaults[volume] == 0.1 && defaults[name] == "Bo")
 
         // One key: only that key goes back.

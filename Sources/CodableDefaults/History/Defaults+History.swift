@@ -56,62 +56,72 @@ extension Defaults {
     /// What a key held at `revision` is the value before the first recorded change after it: a save whose record
     /// was lost (a crash between the store's write and its record) is not undone.
     ///
-    /// - Parameter revision: The revision to go back to: the store as it was right after that save (0: before
-    ///   the first save recorded).
-    /// - Returns: The changes made, sorted by key; empty when every key already holds what it held then.
+    /// - Parameters:
+    ///   - revision: The revision to go back to: the store as it was right after that save (0: before the first
+    ///     save recorded).
+    ///   - dryRun: Whether to only say what the revert would change now (from the history and the store's values
+    ///     as they are, without the locks), writing nothing. A real run reads both again under the locks.
+    /// - Returns: The changes made (or, with `dryRun`, that would be made), sorted by key; empty when every key
+    ///   already holds what it held then.
     /// - Throws: ``DefaultsError``: `historyUnavailable` when the store keeps no history, has recorded nothing,
     ///   the records after `revision` were dropped by the bound ("history before revision N is gone"), or a
     ///   secret key would have to be restored (revert the other keys one by one); or what ``modify(_:_:)``
     ///   throws. Nothing is written then (`notDurable` alone means the change is written).
     @discardableResult
-    public func revert(toRevision revision: Int) throws -> [HistoryEntry.Change] {
-        try store.revert(nil, toRevision: revision)
+    public func revert(toRevision revision: Int, dryRun: Bool = false) throws -> [HistoryEntry.Change] {
+        try store.revert(nil, toRevision: revision, dryRun: dryRun)
     }
 
-    /// Puts the key `name` back to what it held at `revision`, as one new change; see ``revert(toRevision:)``.
+    /// Puts the key `name` back to what it held at `revision`, as one new change; see
+    /// ``revert(toRevision:dryRun:)``.
     ///
-    /// - Throws: What ``revert(toRevision:)`` throws; `reservedKey` for the schema version.
+    /// - Throws: What ``revert(toRevision:dryRun:)`` throws; `reservedKey` for the schema version.
     @discardableResult
-    public func revert(forKey name: String, toRevision revision: Int) throws -> [HistoryEntry.Change] {
+    public func revert(forKey name: String, toRevision revision: Int, dryRun: Bool = false) throws
+        -> [HistoryEntry.Change]
+    {
         if let refusal = refusalIfAny(name) { throw refusal }
-        return try store.revert([name], toRevision: revision)
+        return try store.revert([MemberName(name)], toRevision: revision, dryRun: dryRun)
     }
 
     /// Puts the store back to what it held at `date` (after the last save recorded at or before it), as one new
-    /// change; see ``revert(toRevision:)``.
+    /// change; see ``revert(toRevision:dryRun:)``.
     ///
-    /// - Throws: What ``revert(toRevision:)`` throws; `historyUnavailable` when `date` is before every record
-    ///   the history kept and older ones were dropped.
+    /// - Throws: What ``revert(toRevision:dryRun:)`` throws; `historyUnavailable` when `date` is before every
+    ///   record the history kept and older ones were dropped.
     @discardableResult
-    public func revert(to date: Date) throws -> [HistoryEntry.Change] {
-        try store.revert(nil, toRevision: revision(at: date))
+    public func revert(to date: Date, dryRun: Bool = false) throws -> [HistoryEntry.Change] {
+        try store.revert(nil, toRevision: revision(at: date), dryRun: dryRun)
     }
 
-    /// Puts the key `name` back to what it held at `date`; see ``revert(to:)``.
+    /// Puts the key `name` back to what it held at `date`; see ``revert(to:dryRun:)``.
     ///
-    /// - Throws: What ``revert(to:)`` throws; `reservedKey` for the schema version.
+    /// - Throws: What ``revert(to:dryRun:)`` throws; `reservedKey` for the schema version.
     @discardableResult
-    public func revert(forKey name: String, to date: Date) throws -> [HistoryEntry.Change] {
+    public func revert(forKey name: String, to date: Date, dryRun: Bool = false) throws -> [HistoryEntry.Change] {
         if let refusal = refusalIfAny(name) { throw refusal }
-        return try store.revert([name], toRevision: revision(at: date))
+        return try store.revert([MemberName(name)], toRevision: revision(at: date), dryRun: dryRun)
     }
 
     /// Undoes the last save recorded (by any process): its keys go back to what they held before it, as one
-    /// new change. Undoing again undoes the undo. See ``revert(toRevision:)``.
+    /// new change. Undoing again undoes the undo. See ``revert(toRevision:dryRun:)``.
     ///
-    /// - Throws: What ``revert(toRevision:)`` throws.
+    /// - Throws: What ``revert(toRevision:dryRun:)`` throws.
     @discardableResult
-    public func undo() throws -> [HistoryEntry.Change] {
-        guard let last = try store.historyRecords().last else { return try store.revert(nil, toRevision: 0) }
-        return try store.revert(nil, toRevision: last.revision - 1)
+    public func undo(dryRun: Bool = false) throws -> [HistoryEntry.Change] {
+        guard let last = try store.historyRecords().last else {
+            return try store.revert(nil, toRevision: 0, dryRun: dryRun)
+        }
+        return try store.revert(nil, toRevision: last.revision - 1, dryRun: dryRun)
     }
 
     /// Undoes the last recorded change of the key `name`: it goes back to what it held before that save, as one
-    /// new change. See ``revert(toRevision:)``.
+    /// new change. See ``revert(toRevision:dryRun:)``.
     ///
-    /// - Throws: What ``revert(toRevision:)`` throws; `historyUnavailable` when no recorded save changed `name`.
+    /// - Throws: What ``revert(toRevision:dryRun:)`` throws; `historyUnavailable` when no recorded save changed
+    ///   `name`.
     @discardableResult
-    public func undo(forKey name: String) throws -> [HistoryEntry.Change] {
+    public func undo(forKey name: String, dryRun: Bool = false) throws -> [HistoryEntry.Change] {
         if let refusal = refusalIfAny(name) { throw refusal }
         let records = try store.historyRecords()
         guard let last = records.last(where: { $0.changes.contains { $0.name.utf8.elementsEqual(name.utf8) } })
@@ -120,7 +130,7 @@ extension Defaults {
                 .historyUnavailable, "the history has no change of the key to undo; nothing was written",
                 path: store.path, key: name)
         }
-        return try store.revert([name], toRevision: last.revision - 1)
+        return try store.revert([MemberName(name)], toRevision: last.revision - 1, dryRun: dryRun)
     }
 
     /// The revision the store was at, at `date`: the last recorded at or before it.

@@ -13,7 +13,7 @@ public struct HistoryEntry: Sendable, Hashable {
     public enum Kind: Sendable, Hashable {
         /// A save of changes made through the API (a set, a remove, a `modify`, the tool's `write`).
         case save
-        /// A revert (``Defaults/revert(toRevision:)`` and its siblings, the tool's `undo`): the keys went back to
+        /// A revert (``Defaults/revert(toRevision:dryRun:)`` and its siblings, the tool's `undo`): the keys went back to
         /// what they held at `toRevision`.
         case revert(toRevision: Int)
     }

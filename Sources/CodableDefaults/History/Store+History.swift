@@ -19,11 +19,14 @@ extension Store {
     func historyRecords() throws(DefaultsError) -> [HistoryRecord] { try readHistory().records }
 
     /// Puts `names` (every recorded key when `nil`) back to what they held at revision `target`, as one atomic
-    /// change recorded as a revert (see ``Defaults/revert(toRevision:)``). Returns the changes made.
+    /// change recorded as a revert (see ``Defaults/revert(toRevision:dryRun:)``). Returns the changes made; with
+    /// `dryRun`, the changes it would make now, from the history and the store's values as they are (without
+    /// the locks), and writes nothing.
     ///
     /// - Throws: ``DefaultsError/Code-swift.struct/historyUnavailable`` when the history cannot say what a key
     ///   held then; what ``modify(_:secretNames:as:_:)`` throws. Nothing is written then.
-    func revert(_ names: Set<String>?, toRevision target: Int) throws -> [HistoryEntry.Change] {
+    func revert(_ names: Set<MemberName>?, toRevision target: Int, dryRun: Bool = false) throws -> [HistoryEntry.Change]
+    {
         // The keys to restore are found from the history before the locks are taken; under them, the history is
         // read again, and the revert starts over when another writer recorded a save in between.
         for _ in 0..<8 {
@@ -41,17 +44,25 @@ extension Store {
             if wanted.isEmpty { return [] }
             let ordered = wanted.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             var made: [(name: String, old: [UInt8]?, new: [UInt8]?)] = []
-            do {
-                try modify(ordered, as: .revert(toRevision: target)) { fragments in
-                    guard try storage.history().records.map(\.revision).max() == latest else { throw Retry() }
-                    made = []
-                    for (index, name) in ordered.enumerated() where fragments[index] != wanted[name]! {
-                        made.append((name, fragments[index], wanted[name]!))
-                        fragments[index] = wanted[name]!
-                    }
+            if dryRun {
+                let stored: [StoredValue] = state.withLock { state in ordered.map { state.cell(named: $0).stored } }
+                for (name, value) in zip(ordered, stored) {
+                    let current = try fragment(of: value, name: name)
+                    if current != wanted[name]! { made.append((name, current, wanted[name]!)) }
                 }
-            } catch is Retry {
-                continue
+            } else {
+                do {
+                    try modify(ordered, as: .revert(toRevision: target)) { fragments in
+                        guard try storage.history().records.map(\.revision).max() == latest else { throw Retry() }
+                        made = []
+                        for (index, name) in ordered.enumerated() where fragments[index] != wanted[name]! {
+                            made.append((name, fragments[index], wanted[name]!))
+                            fragments[index] = wanted[name]!
+                        }
+                    }
+                } catch is Retry {
+                    continue
+                }
             }
             let secret: [Bool] = state.withLock { state in
                 made.map { state.existingCell(named: $0.name)?.isSecret ?? false }
@@ -78,7 +89,7 @@ extension Store {
     /// - Throws: ``DefaultsError/Code-swift.struct/historyUnavailable`` when records after `target` were dropped,
     ///   or a secret key's value is needed.
     static func values(
-        at target: Int, of names: Set<String>?, in history: StorageHistory, path: String?
+        at target: Int, of names: Set<MemberName>?, in history: StorageHistory, path: String?
     ) throws(DefaultsError) -> [String: [UInt8]?] {
         let records = history.records
         guard let oldest = records.first, target < records.last!.revision else { return [:] }
@@ -91,7 +102,7 @@ extension Store {
         var values: [String: [UInt8]?] = [:]
         var seen = Set<MemberName>()
         for record in records where record.revision > target {
-            for change in record.changes where names.map({ $0.contains(change.name) }) ?? true {
+            for change in record.changes where names.map({ $0.contains(MemberName(change.name)) }) ?? true {
                 guard seen.insert(MemberName(change.name)).inserted else { continue }
                 switch change.old {
                 case .absent: values[change.name] = .some(nil)

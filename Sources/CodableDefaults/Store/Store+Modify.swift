@@ -129,7 +129,7 @@ extension Store {
     }
 
     /// A stored value as compact JSON: a pending value is encoded (user code: call without the lock).
-    private func fragment(of stored: StoredValue, name: String) throws(DefaultsError) -> [UInt8]? {
+    func fragment(of stored: StoredValue, name: String) throws(DefaultsError) -> [UInt8]? {
         switch stored {
         case .absent: return nil
         case .raw(let fragment): return fragment

@@ -36,7 +36,6 @@ extension EtcdStorage {
     /// The bytes `change` takes in a record, at most (its name quoted, each byte escaped at worst as `\u00XX`).
     static func recordBytes(of change: MemberChange) -> Int { change.name.utf8.count * 6 + 32 }
 
-
     /// The record line a transaction of `changes` puts as `kind`: their names (a secret key's marked so: its values
     /// are never read back), the time, this process; `nil` when the history is off or nothing is recorded (the
     /// reserved schema version is not a user's change). Its `revision` is 0: the record's etcd revision is its own.

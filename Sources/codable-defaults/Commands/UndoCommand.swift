@@ -1,7 +1,7 @@
 import CodableDefaults
 
 /// `undo FILE [KEY] [--to REVISION|TIME]`: puts the store (or KEY) back to what it held before the last save, or
-/// at a revision or a time, as one new change (``Defaults/undo()`` and its siblings); prints the changes made.
+/// at a revision or a time, as one new change (``Defaults/undo(dryRun:)`` and its siblings); prints the changes made.
 struct UndoCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "undo",
@@ -51,7 +51,17 @@ struct UndoCommand: ToolCommand {
     /// The key to put back, or `nil` for every key.
     let key: String?
     /// Where to go back to.
-    let target: RevertPlan.Target
+    let target: Target
+
+    /// Where `undo` goes back to.
+    enum Target: Sendable, Equatable {
+        /// Before the last save (of KEY, with one).
+        case last
+        /// Right after the save of this revision (0: before the first).
+        case revision(Int)
+        /// As the store was at this time, in milliseconds since 1970 (UTC).
+        case time(milliseconds: Int64)
+    }
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
         location = try StoreLocation(parsing: &arguments)
@@ -81,52 +91,30 @@ struct UndoCommand: ToolCommand {
         let history = try tool.history(defaults)
         let secretKeys = HistoryText.secretKeys(in: history)
         try tool.treatAsSecret(secretKeys, in: defaults)
-        let changes = tool.isDryRun ? try plannedChanges(defaults, history, tool) : try revert(defaults, tool)
+        let changes = try revert(defaults, tool, dryRun: tool.isDryRun)
         try Output.print(DiffText.lines(HistoryText.withholding(secretKeys, in: changes)).joined())
     }
 
-    /// Reverts through the library, under the store's lock; returns the changes it made.
-    private func revert(_ defaults: Defaults, _ tool: Tool) throws(ToolError) -> [HistoryEntry.Change] {
+    /// Reverts through the library, under the store's lock; returns the changes it made. With `dryRun`, the
+    /// library says what it would change, from the history and the store as they are read, and writes nothing.
+    private func revert(_ defaults: Defaults, _ tool: Tool, dryRun: Bool) throws(ToolError) -> [HistoryEntry.Change] {
         do {
             switch (target, key) {
-            case (.last, nil): return try defaults.undo()
-            case (.last, let key?): return try defaults.undo(forKey: key)
-            case (.revision(let revision), nil): return try defaults.revert(toRevision: revision)
-            case (.revision(let revision), let key?): return try defaults.revert(forKey: key, toRevision: revision)
+            case (.last, nil): return try defaults.undo(dryRun: dryRun)
+            case (.last, let key?): return try defaults.undo(forKey: key, dryRun: dryRun)
+            case (.revision(let revision), nil): return try defaults.revert(toRevision: revision, dryRun: dryRun)
+            case (.revision(let revision), let key?):
+                return try defaults.revert(forKey: key, toRevision: revision, dryRun: dryRun)
             case (.time(let milliseconds), nil):
-                return try defaults.revert(to: HistoryText.date(milliseconds: milliseconds))
+                return try defaults.revert(to: HistoryText.date(milliseconds: milliseconds), dryRun: dryRun)
             case (.time(let milliseconds), let key?):
-                return try defaults.revert(forKey: key, to: HistoryText.date(milliseconds: milliseconds))
+                return try defaults.revert(
+                    forKey: key, to: HistoryText.date(milliseconds: milliseconds), dryRun: dryRun)
             }
         } catch let error as DefaultsError {
             throw ToolError(error)
         } catch {
             throw ToolError(.failure, "\(tool.path(of: defaults)): \(error)")
         }
-    }
-
-    /// The changes a real run would make, computed from `history` and the stored values without writing
-    /// (``RevertPlan``).
-    private func plannedChanges(
-        _ defaults: Defaults, _ history: [HistoryEntry], _ tool: Tool
-    ) throws(ToolError) -> [HistoryEntry.Change] {
-        let path = tool.path(of: defaults)
-        let values: [(key: String, value: JSONValue?)]
-        do {
-            let revision = try RevertPlan.revision(target, key: key, in: history, path: path)
-            values = try RevertPlan.values(at: revision, of: key, in: history, path: path)
-        } catch {
-            throw ToolError(error)
-        }
-        var changes: [HistoryEntry.Change] = []
-        for (key, wanted) in values {
-            let current = try tool.currentStoredValue(defaults, key: key)
-            guard current != wanted else { continue }
-            changes.append(
-                HistoryEntry.Change(
-                    key: key, oldValue: current.map { .json($0) } ?? .absent,
-                    newValue: wanted.map { .json($0) } ?? .absent))
-        }
-        return changes
     }
 }

@@ -82,7 +82,7 @@ enum HistoryText {
         Int64((date.timeIntervalSince1970 * 1000).rounded())
     }
 
-    /// The date of `milliseconds` since 1970 as the library's ``Defaults/revert(to:)`` reads it: it takes the
+    /// The date of `milliseconds` since 1970 as the library's ``Defaults/revert(to:dryRun:)`` reads it: it takes the
     /// milliseconds rounded down, so the date is half a millisecond later, which no rounding of a `Double` moves
     /// across a millisecond.
     static func date(milliseconds: Int64) -> Date {
