@@ -32,6 +32,28 @@ private func toolWithErrors(_ arguments: [String]) async throws -> (
 
 @Suite("codable-defaults --etcd: the tool on a store in a real etcd")
 struct EtcdCommandLineToolTests {
+    @Test(.needsEtcd) func historyAndUndoWorkOnAPrefix() async throws {
+        try await EtcdServer.with { server in
+            let store = ["--etcd", server.clientURLs.joined(separator: ","), "--prefix", "myservice/"]
+            #expect(try await tool(["write"] + store + ["volume", "0.8"]).status == .exited(0))
+            #expect(try await tool(["write"] + store + ["volume", "0.2"]).status == .exited(0))
+            let history = try await tool(["history"] + store + ["--json"])
+            #expect(history.status == .exited(0))
+            #expect(history.output.count == 2, "\(history.output)")
+            #expect(history.output.first?.contains(#""changes":{"volume":{"old":0.8,"new":0.2}}"#) == true)
+
+            let before = try await server.etcdctl(["get", "--print-value-only", "myservice/volume"])
+            let dryRun = try await tool(["undo"] + store + ["--dry-run"])
+            #expect(dryRun == (.exited(0), ["~ volume\t0.2 → 0.8"]))
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == before)
+            #expect(try await tool(["undo"] + store) == (.exited(0), ["~ volume\t0.2 → 0.8"]))
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.8\n")
+            #expect(try await tool(["undo"] + store + ["volume", "--to", "0"]) == (.exited(0), ["- volume\t0.8"]))
+            #expect(try await tool(["keys"] + store) == (.exited(0), []))
+            #expect(try await tool(["history"] + store + ["--json"]).output.count == 4)
+        }
+    }
+
     @Test(.needsEtcd) func writeReadKeysAndWatchWorkOnAPrefix() async throws {
         try await EtcdServer.with { server in
             let store = ["--etcd", server.clientURLs.joined(separator: ","), "--prefix", "myservice/"]
