@@ -59,8 +59,10 @@ final class EtcdServer: @unchecked Sendable {
     private let usesTLS: Bool
     private let lock = NSLock()
 
-    /// How long a member may take to become healthy.
-    static let startTimeout: Double = 30
+    /// How long a member may take to become healthy: a guard against a member that never starts, not a time it
+    /// is expected to take (in a full `swift test` on two cores, starting members wait for the CPU with
+    /// everything else).
+    static let startTimeout: Double = 120
 
     /// Where the etcd executable is looked for: `$ETCD_BINARY`, else `/usr/bin/etcd`.
     static func binaryPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
