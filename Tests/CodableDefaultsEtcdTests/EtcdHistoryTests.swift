@@ -161,6 +161,24 @@ struct EtcdHistoryTests {
         }
     }
 
+    @Test func aRevertOfMoreKeysThanOneTransactionTakesIsRefusedBeforeWriting() async throws {
+        try await EtcdServer.with { server in
+            let errors = ErrorLog()
+            let defaults = try await open(server, errors, saveMode: .manual)
+            for index in 0..<200 { defaults.set(index, forKey: "k\(index)") }
+            try await defaults.save()
+            for dryRun in [true, false] {
+                let error = #expect(throws: DefaultsError.self) { try defaults.revert(toRevision: 0, dryRun: dryRun) }
+                #expect(error?.code == .historyUnavailable)
+                #expect(
+                    error?.message.contains("more than one update here takes (127)") == true, "\(error?.message ?? "")")
+            }
+            #expect(defaults.keys.count == 200)
+            // Key by key, it goes.
+            #expect(try defaults.revert(forKey: "k7", toRevision: 0).map(\.key) == ["k7"])
+        }
+    }
+
     @Test func theHistorySurvivesARestartOfEtcd() async throws {
         try await EtcdServer.with { server in
             let errors = ErrorLog()

@@ -301,3 +301,103 @@ import Testing
         #expect(history.first?.changes == [.init(key: "a", oldValue: .json(1), newValue: .json(2))])
     }
 }
+
+/// What a hostile review of the history found, kept fixed.
+@Suite struct HistoryReviewTests {
+    private let volume = Defaults.Key<Double>("volume", default: 0.5)
+    private let secret = Defaults.Key<String?>("token", secret: true)
+
+    @Test func aSecretKeyStaysSecretAfterItsRecordsAreDropped() throws {
+        let directory = try TemporaryDirectory()
+        let options = Defaults.Options(history: .init(maximumSaves: 8, maximumBytes: 1 << 20))
+        let app = try openFresh(directory.file(), options: options)
+        app[secret] = "hunter2-app"
+        try app.save()
+        for index in 1...30 {
+            app[volume] = Double(index)
+            try app.save()
+        }
+        let historyFile = directory.file(".settings.json.history")
+        #expect(try text(historyFile).hasPrefix(#"{"secretKeys":["token"]}"#))
+        let tool = try openFresh(directory.file(), options: options)
+        tool.set("hunter2-tool", forKey: "token")
+        try tool.save()
+        #expect(!(try text(historyFile).contains("hunter2")))
+        #expect(try tool.history(forKey: "token").first?.changes.first?.newValue == .secret)
+    }
+
+    @Test func valuesOfAKeyThisProgramDeclaresSecretAreWithheldAndNeverReturned() throws {
+        let directory = try TemporaryDirectory()
+        let tool = try openFresh(directory.file())
+        tool.set("hunter2-one", forKey: "token")
+        try tool.save()
+        tool.set("hunter2-two", forKey: "token")
+        try tool.save()
+        let app = try openFresh(directory.file())
+        #expect(!"\(try app.history(for: secret))".contains("hunter2"))
+        #expect(
+            try app.history(for: secret).first?.changes.first
+                == .init(key: "token", oldValue: .secret, newValue: .secret))
+
+        // A process that never used the key, undoing its addition, returns no value of it either.
+        let other = try TemporaryDirectory()
+        let declaring = try openFresh(other.file())
+        declaring[secret] = "hunter2-three"
+        try declaring.save()
+        let unaware = try openFresh(other.file())
+        #expect(try unaware.undo(dryRun: true) == [.init(key: "token", oldValue: .secret, newValue: .absent)])
+        #expect(try unaware.undo() == [.init(key: "token", oldValue: .secret, newValue: .absent)])
+    }
+
+    @Test func aStoreWithItsHistoryOffCannotRevertOverItsUnrecordedSaves() throws {
+        let directory = try TemporaryDirectory()
+        let recording = try openFresh(directory.file())
+        recording[volume] = 0.1
+        try recording.save()
+        let off = try openFresh(directory.file(), options: Defaults.Options(history: .off))
+        off[volume] = 0.9
+        try off.save()
+        #expect(try off.history().isEmpty)
+        let error = #expect(throws: DefaultsError.self) { try off.undo() }
+        #expect(error?.code == .historyUnavailable)
+        #expect(try openFresh(directory.file(), options: Defaults.Options(history: .off))[volume] == 0.9)
+    }
+
+    @Test func aWholeLastRecordWithoutItsLineBreakIsKeptAndItsRevisionNotReused() throws {
+        let directory = try TemporaryDirectory()
+        let defaults = try openFresh(directory.file())
+        defaults[volume] = 0.1
+        try defaults.save()
+        defaults[volume] = 0.2
+        try defaults.save()
+        let historyFile = directory.file(".settings.json.history")
+        var bytes = try bytes(historyFile)
+        #expect(bytes.removeLast() == 0x0A)
+        try Data(bytes).write(to: historyFile)
+        let other = try openFresh(directory.file())
+        other[volume] = 0.3
+        try other.save()
+        let history = try other.history()
+        #expect(history.map(\.revision) == [3, 2, 1])
+        #expect(history[1].changes == [.init(key: "volume", oldValue: .json(0.1), newValue: .json(0.2))])
+    }
+
+    @Test func aRevisionNewerThanTheLastIsRefused() throws {
+        let defaults = try openFresh(try TemporaryDirectory().file())
+        defaults[volume] = 0.1
+        try defaults.save()
+        #expect(try defaults.revert(toRevision: 1).isEmpty)
+        let error = #expect(throws: DefaultsError.self) { try defaults.revert(toRevision: 999) }
+        #expect(error?.code == .invalidArgument && error?.message.contains("newer than the last") == true)
+    }
+
+    @Test func aSaveWhoseDirectoryFlushFailedIsNotRecorded() throws {
+        let subject = try InProcessFaultTests.Subject()
+        _ = try subject.prepareChange()
+        subject.plan.fail(.fsync, on: .exactly(subject.directory), with: EIO)
+        let error = #expect(throws: DefaultsError.self) { try subject.defaults.save() }
+        #expect(error?.code == .notDurable)
+        #expect(try subject.defaults.history().map(\.revision) == [1])
+        #expect(subject.errors.errors.contains { $0.message.contains("a record must never outlive the change") })
+    }
+}

@@ -65,8 +65,10 @@ public struct HistoryEntry: Sendable, Hashable {
         }
     }
 
-    /// The save's revision: 1 for the first save recorded, then one more for each save, in the order the saves
-    /// were made by every process writing the store (they are made one at a time under its lock).
+    /// The save's revision, which grows with each save, in the order the saves were made by every writer of the
+    /// store. On a store file: 1 for the first save recorded, then one more for each save (they are made one at a
+    /// time under its lock). On etcd: etcd's revision of the save's transaction, which grows but skips numbers
+    /// (every change to the cluster takes one).
     public var revision: Int
     /// When the save was made (to the millisecond).
     public var date: Date

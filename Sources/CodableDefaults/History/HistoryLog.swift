@@ -15,6 +15,10 @@
 /// newest records are written to a new file with the durable-write recipe (temporary file, `fsync`, `rename`,
 /// directory `fsync`). Readers take no lock: they see whole appended lines, or a last line being written, which
 /// they skip.
+///
+/// A key a record marks secret stays secret for every writer after the record is dropped: a rewrite starts with
+/// one line that is not a record, `{"secretKeys":["token"]}`, naming the keys records marked secret, and withholds
+/// their values in the records it keeps.
 struct HistoryLog: Sendable {
     /// What a writer knows of the history file after its last append, so that the next one need not read it.
     struct Tail: Equatable, Sendable {
@@ -65,14 +69,23 @@ struct HistoryLog: Sendable {
                 .notARegularFile, "the history path is not a regular file; the save stands, unrecorded",
                 path: file.path)
         }
+        let isNew = info.st_size == 0
         var known = tail
+        var line: [UInt8] = []
         if known?.identity != FileIdentity(info) {
-            // Another writer appended (or the file is new to this one): read it for its last revision, and cut off
-            // a last line a crash left unfinished so the record does not join it.
+            // Another writer appended (or the file is new to this one): read it for its last revision. A last line
+            // without its line break that is a whole record (a crash right before the break, a hand edit) gets its
+            // break; one that is not (a crash in the middle of the record) is cut off, so the record does not join
+            // it, and its revision is not reused, as no record claimed it.
             let (bytes, _) = try readAll()
-            let (records, complete) = Self.lines(of: bytes)
-            if complete < bytes.count, ftruncate(fd, off_t(complete)) != 0 {
-                throw failure("cannot cut off the history's unfinished last line", errno: Platform.errno)
+            var (records, complete) = Self.lines(of: bytes)
+            if complete < bytes.count {
+                if Self.record(in: bytes[complete...]) != nil {
+                    records.append(complete..<bytes.count)
+                    line.append(0x0A)
+                } else if ftruncate(fd, off_t(complete)) != 0 {
+                    throw failure("cannot cut off the history's unfinished last line", errno: Platform.errno)
+                }
             }
             let revision = records.reversed().lazy.compactMap { Self.revision(ofLine: bytes[$0]) }.first ?? 0
             known = Tail(
@@ -84,7 +97,7 @@ struct HistoryLog: Sendable {
         var record = make(revision)
         record.withholdValues(of: known!.secretNames)
         known!.secretNames.formUnion(record.secretNames)
-        var line = record.line
+        line += record.line
         line.append(0x0A)
         try writeAll(fd, line)
         if system.fullSync(fd) != 0 {
@@ -93,6 +106,8 @@ struct HistoryLog: Sendable {
                 "cannot flush the history file (fsync): \(Platform.describe(Platform.errno)); the save stands, and "
                     + "its record, written, may not survive a power loss", path: file.path, errno: Platform.errno)
         }
+        // A new history file's name must survive a power loss too.
+        if isNew, let notDurable = file.syncDirectory() { throw notDurable }
         if system.fstat(fd, &info) != 0 { throw failure("cannot inspect the history file", errno: Platform.errno) }
         var now = Tail(
             identity: FileIdentity(info), revision: revision, count: known!.count + 1, secretNames: known!.secretNames)
@@ -119,8 +134,17 @@ struct HistoryLog: Sendable {
         }
         var out: [UInt8] = []
         out.reserveCapacity(size)
+        if !secretNames.isEmpty {
+            out += Self.secretKeysLine(secretNames)
+            out.append(0x0A)
+        }
         for range in kept.reversed() {
-            out.append(contentsOf: bytes[range])
+            if !secretNames.isEmpty, var record = Self.record(in: bytes[range]) {
+                record.withholdValues(of: secretNames)
+                out += record.line
+            } else {
+                out.append(contentsOf: bytes[range])
+            }
             out.append(0x0A)
         }
         let (identity, notDurable) = try file.write(out)
@@ -166,6 +190,7 @@ struct HistoryLog: Sendable {
         let (bytes, _) = try readAll()
         var records: [HistoryRecord] = []
         var notices: [DefaultsError] = []
+        var header = Set<String>()
         var lineNumber = 0
         var start = 0
         while start < bytes.count {
@@ -175,10 +200,16 @@ struct HistoryLog: Sendable {
             let finished = end < bytes.count
             start = end + 1
             if line.isEmpty { continue }
+            if let names = Self.secretKeys(inHeader: line[...]) {
+                header.formUnion(names)
+                continue
+            }
             do throws(HistoryRecord.Malformed) {
                 records.append(try HistoryRecord(line: line))
             } catch {
-                let why = finished ? error.message : "the last record is unfinished (a save was interrupted)"
+                let why =
+                    finished
+                    ? error.message : "the last record is unfinished (being written, or a save was interrupted)"
                 notices.append(
                     DefaultsError(
                         .invalidJSON, "a history record is skipped: \(why)", path: file.path, line: lineNumber,
@@ -187,7 +218,7 @@ struct HistoryLog: Sendable {
         }
         // A key one record marks secret (a writer that declared it so) has its values withheld in every record,
         // older ones too, which a writer that did not know it wrote.
-        let secret = records.reduce(into: Set<String>()) { $0.formUnion($1.secretNames) }
+        let secret = records.reduce(into: header) { $0.formUnion($1.secretNames) }
         if !secret.isEmpty {
             for index in records.indices { records[index].withholdValues(of: secret) }
         }
@@ -201,6 +232,10 @@ struct HistoryLog: Sendable {
         var names = Set<String>()
         for range in lines {
             let line = bytes[range]
+            if let header = secretKeys(inHeader: line) {
+                names.formUnion(header)
+                continue
+            }
             guard line.firstRange(of: marker) != nil else { continue }
             do throws(HistoryRecord.Malformed) {
                 names.formUnion(try HistoryRecord(line: Array(line)).secretNames)
@@ -231,5 +266,43 @@ struct HistoryLog: Sendable {
         let digits = line.dropFirst(prefix.count).prefix { (0x30...0x39).contains($0) }
         guard !digits.isEmpty, digits.count < 19 else { return nil }
         return Int(String(decoding: digits, as: UTF8.self))
+    }
+
+    /// The record a line holds, or `nil` when it holds none.
+    static func record(in line: ArraySlice<UInt8>) -> HistoryRecord? {
+        do throws(HistoryRecord.Malformed) {
+            return try HistoryRecord(line: Array(line))
+        } catch {
+            return nil
+        }
+    }
+
+    /// The first line of a rewritten history that names the keys records marked secret:
+    /// `{"secretKeys":["a","b"]}`, sorted by their UTF-8 bytes.
+    static func secretKeysLine(_ names: Set<String>) -> [UInt8] {
+        let sorted = names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        var out = Array("{\"secretKeys\":[".utf8)
+        for (index, name) in sorted.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONParser.appendQuoted(name, to: &out)
+        }
+        out += Array("]}".utf8)
+        return out
+    }
+
+    /// The names of a `{"secretKeys":[…]}` line; `nil` for any other line.
+    static func secretKeys(inHeader line: ArraySlice<UInt8>) -> [String]? {
+        guard line.starts(with: Array("{\"secretKeys\":".utf8)) else { return nil }
+        let value: JSONValue
+        do throws(JSONParseError) {
+            value = try JSONValueBytes.parse(Array(line))
+        } catch {
+            return nil
+        }
+        guard case .object(let members) = value, case .array(let names)? = members["secretKeys"] else { return nil }
+        return names.compactMap { name in
+            guard case .string(let text) = name else { return nil }
+            return text
+        }
     }
 }

@@ -47,7 +47,7 @@ package struct HistoryRecord: Sendable, Equatable {
         }
     }
 
-    /// The revision (1, 2, …).
+    /// The revision: 1, 2, … on a store file; etcd's revision of the transaction on etcd.
     package var revision: Int
     /// When, in milliseconds since 1970 (UTC).
     package var milliseconds: Int64

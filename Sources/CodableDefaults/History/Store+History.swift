@@ -12,6 +12,18 @@ extension Store {
             for notice in fresh { report(notice) }
         }
         history.records.sort { $0.revision < $1.revision }
+        // A key this program uses as secret, or that a record marks secret, is secret in every record (a writer
+        // that did not know it recorded its values), and for this store from now on (a revert of it records no
+        // value, and returns none).
+        let marked = history.records.reduce(into: Set<String>()) { $0.formUnion($1.secretNames) }
+        let named = Set(history.records.lazy.flatMap { $0.changes.map(\.name) })
+        let secret: Set<String> = state.withLock { state in
+            for name in marked { state.cell(named: name).isSecret = true }
+            return Set(named.filter { state.existingCell(named: $0)?.isSecret == true })
+        }
+        if !secret.isEmpty {
+            for index in history.records.indices { history.records[index].withholdValues(of: secret) }
+        }
         return history
     }
 
@@ -40,8 +52,21 @@ extension Store {
                             + "was turned on); nothing was written"
                         : "a store in memory keeps no history; nothing was written", path: path)
             }
+            guard target <= latest else {
+                throw DefaultsError(
+                    .invalidArgument,
+                    "revision \(target) is newer than the last one the history recorded, \(latest); nothing was written",
+                    path: path)
+            }
             let wanted = try Self.values(at: target, of: names, in: history, path: path)
             if wanted.isEmpty { return [] }
+            guard wanted.count <= storage.maximumKeysPerUpdate else {
+                throw DefaultsError(
+                    .historyUnavailable,
+                    "the revert would change \(wanted.count) keys, more than one update here takes "
+                        + "(\(storage.maximumKeysPerUpdate)); revert fewer keys (key by key); nothing was written",
+                    path: path)
+            }
             let ordered = wanted.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             var made: [(name: String, old: [UInt8]?, new: [UInt8]?)] = []
             if dryRun {
@@ -96,8 +121,8 @@ extension Store {
         guard history.isComplete || target >= oldest.revision - 1 else {
             throw DefaultsError(
                 .historyUnavailable,
-                "history before revision \(oldest.revision) is gone (the history keeps its newest saves only); "
-                    + "nothing was written", path: path)
+                "history before revision \(oldest.revision) is gone (its records were dropped by the history's "
+                    + "bound, or compacted away by etcd); nothing was written", path: path)
         }
         var values: [String: [UInt8]?] = [:]
         var seen = Set<MemberName>()

@@ -11,6 +11,9 @@ extension Storage {
     /// The file and memory engines store every name, the empty one too.
     package var minimumNameLength: Int { 0 }
 
+    /// The file and memory engines change any number of keys in one update.
+    package var maximumKeysPerUpdate: Int { Int.max }
+
     /// The file and memory engines are always reachable: a failed write is not waiting for them to answer.
     package func whenWritableAgain(_ signal: @escaping @Sendable () -> Void) {}
 

@@ -115,6 +115,11 @@ package protocol Storage: AnyObject, Sendable {
         reading names: [String], as kind: HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
     ) -> StorageWrite
 
+    /// The most keys one ``update(reading:as:_:)`` may read and change: `Int.max` for the file and memory engines;
+    /// for etcd, what one transaction takes besides the history record. A revert of more keys is refused before
+    /// anything is written.
+    var maximumKeysPerUpdate: Int { get }
+
     /// The history of the saves (see ``Defaults/history()``), oldest first; empty for an engine that keeps none
     /// (memory). A write records each save that changed a value: for each member its value before and after
     /// (only that it changed, for a ``MemberChange/secret`` member), when, by whom, under the next revision.

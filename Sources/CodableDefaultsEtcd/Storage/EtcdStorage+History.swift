@@ -52,6 +52,12 @@ extension EtcdStorage {
         ).line
     }
 
+    /// The records, oldest first, walked back from the record key's newest version (see the type's comment): at
+    /// most ``Defaults/Options/history``'s saves and bytes, and none etcd compacted away.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/readFailed`` when etcd cannot be read;
+    ///   ``DefaultsError/Code-swift.struct/historyUnavailable`` when even the newest record's revisions were
+    ///   compacted.
     package func history() throws(DefaultsError) -> StorageHistory {
         guard historyLimit.isEnabled else { return StorageHistory(records: [], isComplete: true) }
         var records: [HistoryRecord] = []

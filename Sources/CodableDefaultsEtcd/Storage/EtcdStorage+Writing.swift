@@ -76,9 +76,23 @@ extension EtcdStorage {
             path: location)
     }
 
+    /// One transaction's operations, less the history record's when it is recorded.
+    package var maximumKeysPerUpdate: Int {
+        max(1, maximumOperationsPerTransaction - (historyLimit.isEnabled ? 1 : 0))
+    }
+
     package func update(
         reading names: [String], as kind: HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
     ) -> StorageWrite {
+        guard names.count <= maximumKeysPerUpdate else {
+            return StorageWrite(
+                outside: nil,
+                outcome: .failure(
+                    DefaultsError(
+                        .invalidArgument,
+                        "an update on etcd reads and changes at most \(maximumKeysPerUpdate) keys (one transaction); "
+                            + "it was given \(names.count), and nothing was written", path: location)))
+        }
         while true {
             let current: [(name: String, keyValue: EtcdKeyValue?, revision: Int64)]
             do {

@@ -20,7 +20,7 @@ struct HistoryCommand: ToolCommand {
                 + "  + KEY<TAB>NEW          the save added KEY\n"
                 + "  - KEY<TAB>OLD          the save removed KEY\n"
                 + "  ~ KEY<TAB>OLD → NEW    the save changed KEY",
-            "The revision grows by one with each save; TIME is UTC to the millisecond (2026-12-03T04:05:06.789Z); "
+            "The revision grows with each save (by one on a store file; on etcd it is etcd's revision); TIME is UTC to the millisecond (2026-12-03T04:05:06.789Z); "
                 + "'(revert to N)' marks a revert or an undo. Values are compact JSON; a secret key's value is "
                 + "never recorded, and shows as <secret>. Blocks are separated by an empty line. With KEY, only "
                 + "the saves that changed KEY are printed, each with that change only.",

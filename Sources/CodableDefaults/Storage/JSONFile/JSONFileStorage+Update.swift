@@ -34,6 +34,9 @@ extension JSONFileStorage {
 
 extension JSONFileStorage {
     func history() throws(DefaultsError) -> StorageHistory {
+        // A store with its history off neither records nor reads one: a history left from before would let a revert
+        // go back over the saves made since, unrecorded (the etcd engine does the same).
+        guard options.history.isEnabled else { return StorageHistory(records: [], isComplete: true) }
         let (records, notices) = try historyLog.read()
         // Revisions of a file's history count from 1 without gaps: its oldest record tells whether older ones
         // were dropped.

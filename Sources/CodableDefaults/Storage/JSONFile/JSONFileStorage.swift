@@ -228,7 +228,14 @@ final class JSONFileStorage: Storage {
             #if CODABLE_DEFAULTS_TESTING
                 counters.withLock { $0.writes += 1 }
             #endif
-            if !recorded.isEmpty {
+            if !recorded.isEmpty && notDurable != nil {
+                // The rename may not survive a power loss: a flushed record could then claim a change the file
+                // does not hold. The save goes unrecorded (the save's own notDurable error says why).
+                historyFailure = DefaultsError(
+                    .writeFailed,
+                    "the save is not recorded in the history: its directory could not be flushed, and a record "
+                        + "must never outlive the change it claims", path: historyLog.file.path)
+            } else if !recorded.isEmpty {
                 do throws(DefaultsError) {
                     let author = HistoryEntry.Author.current
                     let time = HistoryTime.now()
