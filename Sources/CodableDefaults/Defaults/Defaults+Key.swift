@@ -59,6 +59,14 @@ extension Defaults {
         /// `describe` show it. `nil` when the key was declared without one.
         public let summary: String?
 
+        /// This key's property in a schema (see ``Defaults/schema(for:title:)``); a typed key says its type.
+        func schemaProperty() throws(DefaultsError) -> [String: JSONValue] {
+            var property: [String: JSONValue] = [:]
+            if let summary { property["description"] = .string(summary) }
+            if isSecret { property["x-secret"] = true }
+            return property
+        }
+
         init(name: String, isSecret: Bool = false, summary: String? = nil) {
             self.name = name
             self.isSecret = isSecret
@@ -129,6 +137,12 @@ extension Defaults {
             self.init(
                 name: name, defaultValue: defaultValue, isEqual: nil, isSecret: secret, summary: summary,
                 constraints: constraints)
+        }
+
+        override func schemaProperty() throws(DefaultsError) -> [String: JSONValue] {
+            var property = try super.schemaProperty()
+            try describeForSchema(into: &property)
+            return property
         }
 
         /// The first rule `value` breaks, as the error a set or a read of it gives; `nil` when it follows every
@@ -219,10 +233,13 @@ enum LibraryEquality {
 protocol OptionalValue {
     /// Whether this optional is `nil`.
     var isNil: Bool { get }
+    /// The type it wraps.
+    static var wrappedType: Any.Type { get }
 }
 
 extension Optional: OptionalValue {
     var isNil: Bool { self == nil }
+    static var wrappedType: Any.Type { Wrapped.self }
 }
 
 /// Hands out key identities, never reusing one.
