@@ -91,6 +91,7 @@ enum CaseCatalog {
         ("read-layered", LayerCases.readLayered),
         ("set-1k", SetCases.setSmallValue),
         ("set-growth", SetCases.setGrowth),
+        ("set-constrained", ConstraintCases.setWithConstraints),
         ("save-10k", SaveCases.saveOneChange),
         ("save-size", SaveCases.saveAgainstSize),
         ("modify-1k", ModifyCases.modifyAgainstSetAndFlush),

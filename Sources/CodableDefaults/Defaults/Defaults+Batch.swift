@@ -9,6 +9,8 @@ extension Defaults {
         private(set) var changes: [MemberName: StoredValue] = [:]
         /// The names of the secret keys changed (their history keeps no values).
         private(set) var secretNames: Set<String> = []
+        /// The sets refused because their value breaks a rule of the key, reported when the batch is applied.
+        private(set) var refused: [DefaultsError] = []
 
         init(defaults: Defaults) {
             self.defaults = defaults
@@ -22,6 +24,12 @@ extension Defaults {
                 return defaults.store.decodeDetached(change, as: key)
             }
             set {
+                if !key.constraints.isEmpty, !key.isNil(newValue),
+                    let violation = key.violation(of: newValue, stored: false, path: defaults.store.path)
+                {
+                    refused.append(violation)
+                    return
+                }
                 if key.isSecret { secretNames.insert(key.name) }
                 changes[MemberName(key.name)] = key.isNil(newValue) ? .absent : .pending(Pending(newValue))
             }
@@ -58,6 +66,7 @@ extension Defaults {
     public func batch<E: Error>(_ body: (Batch) throws(E) -> Void) throws(E) {
         let batch = Batch(defaults: self)
         try body(batch)
+        for refusal in batch.refused { store.report(refusal) }
         var changes = batch.changes
         for name in changes.keys {
             guard let refusal = refusalIfAny(name.string) else { continue }

@@ -55,9 +55,22 @@ extension Defaults {
         /// ``Defaults/Layer`` for secret layers).
         public let isSecret: Bool
 
-        init(name: String, isSecret: Bool = false) {
+        /// What the key is for, in a sentence, for people: a schema (see ``Defaults/Constraint``) and the tool's
+        /// `describe` show it. `nil` when the key was declared without one.
+        public let summary: String?
+
+        /// This key's property in a schema (see ``Defaults/schema(for:title:)``); a typed key says its type.
+        func schemaProperty() throws(DefaultsError) -> [String: JSONValue] {
+            var property: [String: JSONValue] = [:]
+            if let summary { property["description"] = .string(summary) }
+            if isSecret { property["x-secret"] = true }
+            return property
+        }
+
+        init(name: String, isSecret: Bool = false, summary: String? = nil) {
             self.name = name
             self.isSecret = isSecret
+            self.summary = summary
             self.id = KeyIdentity.next()
             self.isReserved = name == Defaults.schemaVersionKey
             self.nameLength = name.utf8.count
@@ -93,14 +106,19 @@ extension Defaults {
         /// may compare under its lock.
         let hasLibraryEquality: Bool
 
+        /// The rules the key's values follow (see ``Defaults/Constraint``), in the order given.
+        public let constraints: [Defaults.Constraint<Value>]
+
         init(
-            name: String, defaultValue: Value, isEqual: (@Sendable (Value, Value) -> Bool)?, isSecret: Bool = false
+            name: String, defaultValue: Value, isEqual: (@Sendable (Value, Value) -> Bool)?, isSecret: Bool = false,
+            summary: String? = nil, constraints: [Defaults.Constraint<Value>] = []
         ) {
             self.defaultValue = defaultValue
             self.isEqual = isEqual
             self.isOptional = Value.self is any OptionalValue.Type
             self.hasLibraryEquality = isEqual != nil && LibraryEquality.covers(Value.self)
-            super.init(name: name, isSecret: isSecret)
+            self.constraints = constraints
+            super.init(name: name, isSecret: isSecret, summary: summary)
         }
 
         /// Creates a key.
@@ -108,9 +126,33 @@ extension Defaults {
         /// - Parameters:
         ///   - name: The name the value is stored under.
         ///   - defaultValue: The value read when nothing is stored.
+        ///   - summary: What the key is for, in a sentence (see ``Defaults/AnyKey/summary``).
+        ///   - constraints: The rules its values follow (see ``Defaults/Constraint``). The default value is not
+        ///     checked: it is what a value that breaks them reads as.
         ///   - secret: Whether the value is secret (see ``Defaults/AnyKey/isSecret``).
-        public convenience init(_ name: String, default defaultValue: Value, secret: Bool = false) {
-            self.init(name: name, defaultValue: defaultValue, isEqual: nil, isSecret: secret)
+        public convenience init(
+            _ name: String, default defaultValue: Value, summary: String? = nil,
+            constraints: [Defaults.Constraint<Value>] = [], secret: Bool = false
+        ) {
+            self.init(
+                name: name, defaultValue: defaultValue, isEqual: nil, isSecret: secret, summary: summary,
+                constraints: constraints)
+        }
+
+        override func schemaProperty() throws(DefaultsError) -> [String: JSONValue] {
+            var property = try super.schemaProperty()
+            try describeForSchema(into: &property)
+            return property
+        }
+
+        /// The first rule `value` breaks, as the error a set or a read of it gives; `nil` when it follows every
+        /// rule (or the key has none). A secret key's error shows no part of the value.
+        func violation(of value: Value, stored: Bool, path: String?) -> DefaultsError? {
+            guard let broken = constraints.first(where: { !$0.check(value) }) else { return nil }
+            let shown = isSecret ? "the value" : "the value \(Defaults.Constraint<Value>.spelled(value))"
+            let outcome = stored ? "it reads as the key's default and is left as it is" : "nothing was stored"
+            return DefaultsError(
+                .invalidValue, "\(shown) is not allowed: it must be \(broken.rule); \(outcome)", path: path, key: name)
         }
 
         /// Whether `value` is `nil` (only ever true for an optional `Value`).
@@ -129,9 +171,16 @@ extension Defaults.Key where Value: Equatable {
     /// - Parameters:
     ///   - name: The name the value is stored under.
     ///   - defaultValue: The value read when nothing is stored.
+    ///   - summary: What the key is for, in a sentence (see ``Defaults/AnyKey/summary``).
+    ///   - constraints: The rules its values follow (see ``Defaults/Constraint``).
     ///   - secret: Whether the value is secret (see ``Defaults/AnyKey/isSecret``).
-    public convenience init(_ name: String, default defaultValue: Value, secret: Bool = false) {
-        self.init(name: name, defaultValue: defaultValue, isEqual: { $0 == $1 }, isSecret: secret)
+    public convenience init(
+        _ name: String, default defaultValue: Value, summary: String? = nil,
+        constraints: [Defaults.Constraint<Value>] = [], secret: Bool = false
+    ) {
+        self.init(
+            name: name, defaultValue: defaultValue, isEqual: { $0 == $1 }, isSecret: secret, summary: summary,
+            constraints: constraints)
     }
 }
 
@@ -140,9 +189,14 @@ extension Defaults.Key {
     ///
     /// - Parameters:
     ///   - name: The name the value is stored under.
+    ///   - summary: What the key is for, in a sentence (see ``Defaults/AnyKey/summary``).
+    ///   - constraints: The rules its values follow; `.some(…)` applies a rule of the wrapped type.
     ///   - secret: Whether the value is secret (see ``Defaults/AnyKey/isSecret``).
-    public convenience init<Wrapped>(_ name: String, secret: Bool = false) where Value == Wrapped? {
-        self.init(name: name, defaultValue: nil, isEqual: nil, isSecret: secret)
+    public convenience init<Wrapped>(
+        _ name: String, summary: String? = nil, constraints: [Defaults.Constraint<Value>] = [], secret: Bool = false
+    ) where Value == Wrapped? {
+        self.init(
+            name: name, defaultValue: nil, isEqual: nil, isSecret: secret, summary: summary, constraints: constraints)
     }
 
     /// Creates a key for an optional `Equatable` value whose default is `nil`. Setting `nil` removes the
@@ -150,9 +204,15 @@ extension Defaults.Key {
     ///
     /// - Parameters:
     ///   - name: The name the value is stored under.
+    ///   - summary: What the key is for, in a sentence (see ``Defaults/AnyKey/summary``).
+    ///   - constraints: The rules its values follow; `.some(…)` applies a rule of the wrapped type.
     ///   - secret: Whether the value is secret (see ``Defaults/AnyKey/isSecret``).
-    public convenience init<Wrapped: Equatable>(_ name: String, secret: Bool = false) where Value == Wrapped? {
-        self.init(name: name, defaultValue: nil, isEqual: { $0 == $1 }, isSecret: secret)
+    public convenience init<Wrapped: Equatable>(
+        _ name: String, summary: String? = nil, constraints: [Defaults.Constraint<Value>] = [], secret: Bool = false
+    ) where Value == Wrapped? {
+        self.init(
+            name: name, defaultValue: nil, isEqual: { $0 == $1 }, isSecret: secret, summary: summary,
+            constraints: constraints)
     }
 }
 
@@ -173,10 +233,13 @@ enum LibraryEquality {
 protocol OptionalValue {
     /// Whether this optional is `nil`.
     var isNil: Bool { get }
+    /// The type it wraps.
+    static var wrappedType: Any.Type { get }
 }
 
 extension Optional: OptionalValue {
     var isNil: Bool { self == nil }
+    static var wrappedType: Any.Type { Wrapped.self }
 }
 
 /// Hands out key identities, never reusing one.

@@ -60,6 +60,11 @@ extension Defaults {
             // nothing.
             let start = try stored == nil ? (below?.bytes ?? encode(value)) : nil
             let result = try body(&value)
+            if !key.constraints.isEmpty, !key.isNil(value),
+                let violation = key.violation(of: value, stored: false, path: store.path)
+            {
+                throw violation
+            }
             let new = try encode(value)
             fragments[0] = stored == nil && new == start ? nil : new
             return result

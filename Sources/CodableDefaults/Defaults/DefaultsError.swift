@@ -80,6 +80,9 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// dropped by the bound ("history before revision N is gone"), or a secret key's value would have to be
         /// restored (the history keeps none). Nothing is written.
         public static let historyUnavailable = Code(rawValue: "historyUnavailable")
+        /// A value breaks a rule of its key (see ``Defaults/Constraint``): a set of it is refused and nothing is
+        /// stored; a stored one reads as the key's default and is kept. The message names the rule.
+        public static let invalidValue = Code(rawValue: "invalidValue")
     }
 
     /// What went wrong.

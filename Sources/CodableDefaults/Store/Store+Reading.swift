@@ -48,10 +48,15 @@ extension Store {
             }
             var value = key.defaultValue
             var error: DefaultsError?
-            do {
+            do throws(DefaultsError) {
                 if let decoded = try decode(
                     source, as: Value.self, name: key.name, origin: origin, secret: key.isSecret)
                 {
+                    // A value another writer stored (or a layer holds) that breaks a rule of the key reads as the
+                    // default, as one that does not decode does.
+                    if !key.constraints.isEmpty, let violation = key.violation(of: decoded, stored: true, path: path) {
+                        throw violation
+                    }
                     value = decoded
                 }
             } catch let failure {
@@ -118,9 +123,13 @@ extension Store {
             if let fallback = cell?.fallback { return (.raw(fallback.bytes), .layer(fallback)) }
             return (cell?.registered.map { .raw($0) } ?? .absent, .registered)
         }
-        do {
-            return try decode(source, as: Value.self, name: key.name, origin: origin, secret: key.isSecret)
-                ?? key.defaultValue
+        do throws(DefaultsError) {
+            guard let decoded = try decode(source, as: Value.self, name: key.name, origin: origin, secret: key.isSecret)
+            else { return key.defaultValue }
+            if !key.constraints.isEmpty, let violation = key.violation(of: decoded, stored: true, path: path) {
+                throw violation
+            }
+            return decoded
         } catch {
             report(error)
             return key.defaultValue

@@ -56,6 +56,9 @@ extension Store {
             if key.isSecret { markSecret([key.name]) }
             return try remove(key.name, mode: mode)
         }
+        if !key.constraints.isEmpty, let violation = key.violation(of: value, stored: false, path: path) {
+            throw violation
+        }
         try finish(store(value, for: key), name: key.name, mode: mode)
     }
 

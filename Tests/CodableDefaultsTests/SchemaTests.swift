@@ -1,0 +1,61 @@
+import CodableDefaultsTestSupport
+import Foundation
+import Testing
+
+@testable import CodableDefaults
+
+/// The JSON Schema generated from the keys a program declares.
+@Suite struct SchemaTests {
+    static let keys = SchemaKeys.keys
+
+    @Test func eachKeyIsAPropertyWithItsTypeRulesSummaryAndDefault() throws {
+        guard case .object(let schema) = try Defaults.schema(for: Self.keys, title: "Demo") else {
+            Issue.record("not an object")
+            return
+        }
+        #expect(schema["$schema"] == .string("https://json-schema.org/draft/2020-12/schema"))
+        #expect(schema["type"] == "object" && schema["title"] == "Demo")
+        guard case .object(let properties)? = schema["properties"] else {
+            Issue.record("no properties")
+            return
+        }
+        #expect(
+            properties["volume"]
+                == [
+                    "type": "number", "minimum": 0.0, "maximum": 1.0, "default": 0.5,
+                    "description": "Playback volume.",
+                ])
+        #expect(properties["retries"] == ["type": "integer", "minimum": 0, "maximum": 10, "default": 3])
+        #expect(properties["nickname"] == ["type": "string", "minLength": 1, "maxLength": 8])
+        #expect(
+            properties["tags"] == [
+                "type": "array", "items": ["type": "string"], "minItems": 0, "maxItems": 2, "default": [],
+            ])
+        #expect(properties["theme"] == ["type": "string", "enum": ["light", "dark"], "default": "light"])
+        #expect(properties["even"] == ["type": "integer", "default": 0, "x-rules": ["an even number"]])
+        #expect(properties["token"] == ["type": "string", "description": "API token.", "x-secret": true])
+        #expect(
+            properties["profile"]
+                == [
+                    "type": "object", "properties": ["age": ["type": "number"], "name": ["type": "string"]],
+                    "required": ["age", "name"], "default": ["age": 0, "name": "Guest"],
+                ])
+    }
+
+    @Test func writeSchemaWritesItBesideTheStoreByTheDocumentedName() throws {
+        let directory = try TemporaryDirectory()
+        let url = Defaults.schemaURL(forStoreAt: directory.file("settings.json"))
+        #expect(url.lastPathComponent == "settings.schema.json")
+        try Defaults.writeSchema(for: Self.keys, to: url)
+        let written = try JSONValue(parsing: try text(url))
+        #expect(written == (try Defaults.schema(for: Self.keys)))
+        #expect(try text(url).hasPrefix("{\n  \"$schema\": "))
+    }
+
+    @Test func twoKeysOfOneNameAreRefused() {
+        let error = #expect(throws: DefaultsError.self) {
+            try Defaults.schema(for: [Defaults.Key<Int>("a", default: 0), Defaults.Key<String>("a", default: "")])
+        }
+        #expect(error?.code == .invalidArgument && error?.key == "a")
+    }
+}
