@@ -1,6 +1,6 @@
 extension Defaults {
     /// A rule a key's values must follow: a range for numbers, a length for strings and arrays, a set of allowed
-    /// values, or a check of your own. Given to a key (``Key/init(_:default:summary:constraints:secret:)``).
+    /// values, or a check of your own. Given to a key by its `constraints:` argument.
     ///
     /// ```swift
     /// extension Defaults.Keys {
