@@ -21,7 +21,7 @@ enum ConstraintCases {
                 "constrained", default: 0, constraints: [.range(0...Int.max), .custom("not 13") { $0 != 13 }])
             let unconstrained = Defaults.Key<Int>("unconstrained", default: 0)
             var counter = 100
-            for (key, label) in [(unconstrained, plain), (constrained, "defaults[key] = v, a key with two rules")] {
+            for (key, label) in [(constrained, "defaults[key] = v, a key with two rules"), (unconstrained, plain)] {
                 result.figures.append(
                     Figure(
                         contender: label,

@@ -64,7 +64,7 @@ extension Defaults.Constraint where Value: Comparable & Encodable & Sendable {
         Self(
             rule: "between \(bounds.lowerBound) and \(bounds.upperBound)",
             keywords: [("minimum", bounds.lowerBound), ("maximum", bounds.upperBound)]
-        ) { bounds.contains($0) }
+        ) { [lower = bounds.lowerBound, upper = bounds.upperBound] in lower <= $0 && $0 <= upper }
     }
 
     /// Values of at least `lower` (`minimum`).

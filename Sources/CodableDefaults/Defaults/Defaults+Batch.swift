@@ -24,7 +24,7 @@ extension Defaults {
                 return defaults.store.decodeDetached(change, as: key)
             }
             set {
-                if !key.constraints.isEmpty, !key.isNil(newValue),
+                if key.hasConstraints, !key.isNil(newValue),
                     let violation = key.violation(of: newValue, stored: false, path: defaults.store.path)
                 {
                     refused.append(violation)

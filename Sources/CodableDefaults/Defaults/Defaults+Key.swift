@@ -109,6 +109,14 @@ extension Defaults {
         /// The rules the key's values follow (see ``Defaults/Constraint``), in the order given.
         public let constraints: [Defaults.Constraint<Value>]
 
+        /// The index of the first rule a value breaks, `nil` when it breaks none: the rules' checks composed into one
+        /// closure when the key is made, so that a set calls closures and walks no array of a generic type (whose
+        /// element metadata an unspecialized walk looks up at every set). `nil` for a key without rules.
+        private let firstBroken: (@Sendable (Value) -> Int?)?
+
+        /// Whether the key has rules: a stored flag, so that a set of a key without rules tests one byte.
+        let hasConstraints: Bool
+
         init(
             name: String, defaultValue: Value, isEqual: (@Sendable (Value, Value) -> Bool)?, isSecret: Bool = false,
             summary: String? = nil, constraints: [Defaults.Constraint<Value>] = []
@@ -118,6 +126,8 @@ extension Defaults {
             self.isOptional = Value.self is any OptionalValue.Type
             self.hasLibraryEquality = isEqual != nil && LibraryEquality.covers(Value.self)
             self.constraints = constraints
+            self.firstBroken = Self.compose(constraints.map(\.check))
+            self.hasConstraints = !constraints.isEmpty
             super.init(name: name, isSecret: isSecret, summary: summary)
         }
 
@@ -145,14 +155,26 @@ extension Defaults {
             return property
         }
 
+        /// One closure that runs `checks` in order and returns the index of the first that fails; `nil` for none.
+        private static func compose(_ checks: [@Sendable (Value) -> Bool]) -> (@Sendable (Value) -> Int?)? {
+            var composed: (@Sendable (Value) -> Int?)?
+            for (index, check) in checks.enumerated().reversed() {
+                let rest = composed
+                composed = { value in check(value) ? rest?(value) : index }
+            }
+            return composed
+        }
+
         /// The first rule `value` breaks, as the error a set or a read of it gives; `nil` when it follows every
         /// rule (or the key has none). A secret key's error shows no part of the value.
-        func violation(of value: Value, stored: Bool, path: String?) -> DefaultsError? {
-            guard let broken = constraints.first(where: { !$0.check(value) }) else { return nil }
+        func violation(of value: Value, stored: Bool, path: @autoclosure () -> String?) -> DefaultsError? {
+            guard let firstBroken, let index = firstBroken(value) else { return nil }
+            let broken = constraints[index]
             let shown = isSecret ? "the value" : "the value \(Defaults.Constraint<Value>.spelled(value))"
             let outcome = stored ? "it reads as the key's default and is left as it is" : "nothing was stored"
             return DefaultsError(
-                .invalidValue, "\(shown) is not allowed: it must be \(broken.rule); \(outcome)", path: path, key: name)
+                .invalidValue, "\(shown) is not allowed: it must be \(broken.rule); \(outcome)", path: path(), key: name
+            )
         }
 
         /// Whether `value` is `nil` (only ever true for an optional `Value`).

@@ -60,7 +60,7 @@ extension Defaults {
             // nothing.
             let start = try stored == nil ? (below?.bytes ?? encode(value)) : nil
             let result = try body(&value)
-            if !key.constraints.isEmpty, !key.isNil(value),
+            if key.hasConstraints, !key.isNil(value),
                 let violation = key.violation(of: value, stored: false, path: store.path)
             {
                 throw violation

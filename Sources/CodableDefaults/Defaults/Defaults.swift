@@ -230,7 +230,7 @@ public final class Defaults: Sendable {
             if key.isSecret { store.markSecret([key.name]) }
             return try store.remove(key.name, mode: saveMode)
         }
-        if !key.constraints.isEmpty, let violation = key.violation(of: value, stored: false, path: store.path) {
+        if key.hasConstraints, let violation = key.violation(of: value, stored: false, path: store.path) {
             throw violation
         }
         let fragment = try Codec.encode(value, key: key.name, encoder: Codec.makeEncoder(), maxDepth: store.maxDepth)

@@ -54,7 +54,7 @@ extension Store {
                 {
                     // A value another writer stored (or a layer holds) that breaks a rule of the key reads as the
                     // default, as one that does not decode does.
-                    if !key.constraints.isEmpty, let violation = key.violation(of: decoded, stored: true, path: path) {
+                    if key.hasConstraints, let violation = key.violation(of: decoded, stored: true, path: path) {
                         throw violation
                     }
                     value = decoded
@@ -126,7 +126,7 @@ extension Store {
         do throws(DefaultsError) {
             guard let decoded = try decode(source, as: Value.self, name: key.name, origin: origin, secret: key.isSecret)
             else { return key.defaultValue }
-            if !key.constraints.isEmpty, let violation = key.violation(of: decoded, stored: true, path: path) {
+            if key.hasConstraints, let violation = key.violation(of: decoded, stored: true, path: path) {
                 throw violation
             }
             return decoded

@@ -56,7 +56,7 @@ extension Store {
             if key.isSecret { markSecret([key.name]) }
             return try remove(key.name, mode: mode)
         }
-        if !key.constraints.isEmpty, let violation = key.violation(of: value, stored: false, path: path) {
+        if key.hasConstraints, let violation = key.violation(of: value, stored: false, path: path) {
             throw violation
         }
         try finish(store(value, for: key), name: key.name, mode: mode)
