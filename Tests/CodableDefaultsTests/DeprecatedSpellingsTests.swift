@@ -4,7 +4,8 @@ import Foundation
 import Testing
 
 /// The spellings replaced when the API took one spelling per act (see `Defaults+Deprecated.swift`) still compile
-/// and do what their replacements do. The tests are deprecated themselves, so calling the old API warns nowhere.
+/// and do what their replacements do (`flushAll()` only compiles: it would save other tests' stores). The tests are
+/// deprecated themselves, so calling the old API warns nowhere.
 @Suite struct DeprecatedSpellingsTests {
     @available(*, deprecated, message: "tests the deprecated spellings")
     @Test func theReplacedSpellingsDoWhatTheirReplacementsDo() async throws {
@@ -30,8 +31,10 @@ import Testing
         var listed = defaults.updates(of: [volume, theme]).makeAsyncIterator()
         #expect(await listed.next() == ["volume", "theme"])
 
-        defaults[theme] = "dark"
-        Defaults.flushAll()
-        #expect(try String(contentsOf: url, encoding: .utf8).contains("\"theme\": \"dark\""))
+        // `flushAll()` saves every store open in the process, other tests' stores with their planned faults
+        // among them (a save of theirs between two of their steps spends a fault, or writes what they expect
+        // unwritten): it is named here, so that it still compiles, and not called. What it calls, the saving of
+        // every open store, `SaveAllTests` tests on the stores of its own directory.
+        _ = Defaults.flushAll
     }
 }
