@@ -221,20 +221,20 @@ final class JSONFileStorage: Storage {
                     "the store would be \(bytes.count) bytes, over the limit of \(options.maximumFileSize) bytes; "
                         + "nothing was written and the changes stay pending", path: file.path)
             }
-            let (newIdentity, notDurable) = try file.write(bytes)
+            let (newIdentity, flushFailure) = try file.write(bytes)
             // Renamed into place: the changes are saved, whether or not the directory flush worked.
             state.identity = newIdentity
-            state.unsyncedDirectory = notDurable
+            state.unsyncedDirectory = flushFailure
             #if CODABLE_DEFAULTS_TESTING
                 counters.withLock { $0.writes += 1 }
             #endif
-            if !recorded.isEmpty && notDurable != nil {
+            var notDurable = flushFailure
+            if !recorded.isEmpty, notDurable != nil {
                 // The rename may not survive a power loss: a flushed record could then claim a change the file
-                // does not hold. The save goes unrecorded (the save's own notDurable error says why).
-                historyFailure = DefaultsError(
-                    .writeFailed,
-                    "the save is not recorded in the history: its directory could not be flushed, and a record "
-                        + "must never outlive the change it claims", path: historyLog.file.path)
+                // does not hold. The save goes unrecorded, and its own notDurable error says so.
+                notDurable!.message +=
+                    "; the save is not recorded in the history (a record must never outlive the "
+                    + "change it claims)"
             } else if !recorded.isEmpty {
                 do throws(DefaultsError) {
                     let author = HistoryEntry.Author.current
