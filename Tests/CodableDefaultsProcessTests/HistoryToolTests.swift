@@ -262,7 +262,7 @@ import Testing
         let before = try snapshot(sandbox)
         for value in [
             "yesterday", "-1", "1.5", "", "2026-02-30T00:00:00Z", "2026-12-03T04:05:06", "2026-12-03T04:05:06+01:00",
-            "2026-12-03T04:05:06.1234Z", "2026-12-03 04:05:06Z", "99999999999999999999",
+            "2026-12-03T04:05:06.Z", "2026-12-03T04:05:06.1234567890Z", "2026-12-03 04:05:06Z", "99999999999999999999",
         ] {
             let result = try await sandbox.run(["undo", "s.json", "--to=\(value)"])
             #expect(result.status == 2, "\(value): \(result.stderr)")

@@ -265,7 +265,7 @@ import Testing
         #expect(throws: DefaultsError.self) { try memory.undo() }
     }
 
-    @Test func timesAreWrittenAndReadAsUTC() {
+    @Test func timesAreWrittenAndReadAsUTC() throws {
         for milliseconds: Int64 in [0, 1, 999, 86_399_999, 951_782_400_000, 1_796_270_706_789, -1] {
             let text = HistoryTime.text(milliseconds: milliseconds)
             #expect(HistoryTime.milliseconds(text: text) == milliseconds, "\(text)")
@@ -273,6 +273,11 @@ import Testing
         #expect(HistoryTime.text(milliseconds: 1_796_270_706_789) == "2026-12-03T04:05:06.789Z")
         #expect(HistoryTime.milliseconds(text: "2026-12-03T04:05:06Z") == 1_796_270_706_000)
         #expect(HistoryTime.milliseconds(text: "2026-13-03T04:05:06Z") == nil)
+        #expect(HistoryTime.milliseconds(text: "2026-02-30T04:05:06Z") == nil)
+        #expect(HistoryTime.milliseconds(text: "2026-12-03T24:00:00Z") == nil)
+        #expect(HistoryTime.milliseconds(text: "2026-12-03T04:05:06.7Z") == 1_796_270_706_700)
+        let date = try #require(HistoryEntry.date(fromTimeText: "2026-12-03T04:05:06.789Z"))
+        #expect(HistoryEntry.timeText(date) == "2026-12-03T04:05:06.789Z")
     }
 }
 

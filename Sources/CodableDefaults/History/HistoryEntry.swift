@@ -88,3 +88,19 @@ public struct HistoryEntry: Sendable, Hashable {
         self.changes = changes
     }
 }
+
+extension HistoryEntry {
+    /// `date` as the history writes times, in UTC to the millisecond: `2026-12-03T04:05:06.789Z` (the format of
+    /// a record's `time`, and of the tool's `history`).
+    public static func timeText(_ date: Date) -> String {
+        HistoryTime.text(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
+    }
+
+    /// The date of a UTC time written `2026-12-03T04:05:06Z` or with a fraction of a second
+    /// (`2026-12-03T04:05:06.789Z`), as ``Defaults/revert(to:dryRun:)`` takes it: within its millisecond, so that
+    /// a save recorded at that millisecond counts as made at or before it. `nil` for any other text, or a day or
+    /// time that does not exist (`2026-02-30`, `24:00:00`).
+    public static func date(fromTimeText text: String) -> Date? {
+        HistoryTime.milliseconds(text: text).map { Date(timeIntervalSince1970: (Double($0) + 0.5) / 1000) }
+    }
+}

@@ -286,12 +286,13 @@ enum HistoryTime {
             + ":\(two(ms / 1000 % 60)).\(three(ms % 1000))Z"
     }
 
-    /// The milliseconds of a time written by ``text(milliseconds:)`` (fraction optional); `nil` for other text.
+    /// The milliseconds of a UTC time written `YYYY-MM-DDTHH:MM:SSZ`, with an optional fraction of a second of one
+    /// to nine digits (to the millisecond, rounded down); `nil` for any other text, or a day or time that does not
+    /// exist (`2026-02-30`, `24:00:00`).
     static func milliseconds(text: String) -> Int64? {
         let bytes = Array(text.utf8)
-        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
+        guard bytes.count >= 20, bytes.count <= 30, bytes.last == UInt8(ascii: "Z") else { return nil }
         func number(_ range: Range<Int>) -> Int64? {
-            guard range.upperBound <= bytes.count else { return nil }
             var value: Int64 = 0
             for byte in bytes[range] {
                 guard (0x30...0x39).contains(byte) else { return nil }
@@ -303,18 +304,18 @@ enum HistoryTime {
             bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
             let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
             let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            (1...12).contains(month), day >= 1, hour < 24, minute < 60, second < 60
         else { return nil }
         var fraction: Int64 = 0
         if bytes.count > 20 {
-            guard bytes[19] == UInt8(ascii: "."), bytes.count <= 30, let digits = number(20..<(bytes.count - 1))
+            guard bytes[19] == UInt8(ascii: "."), bytes.count > 21, let digits = number(20..<(bytes.count - 1))
             else { return nil }
             let count = bytes.count - 21
             fraction = count >= 3 ? digits / pow10(count - 3) : digits * pow10(3 - count)
-        } else if bytes.count != 20 {
-            return nil
         }
         let days = Self.days(year: year, month: month, day: day)
+        // A day past the month's end (February 30) comes back as another date.
+        guard civil(days: days) == (year, month, day) else { return nil }
         return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000 + fraction
     }
 

@@ -1,4 +1,5 @@
 import CodableDefaults
+import Foundation
 
 /// `undo FILE [KEY] [--to REVISION|TIME]`: puts the store (or KEY) back to what it held before the last save, or
 /// at a revision or a time, as one new change (``Defaults/undo(dryRun:)`` and its siblings); prints the changes made.
@@ -59,8 +60,8 @@ struct UndoCommand: ToolCommand {
         case last
         /// Right after the save of this revision (0: before the first).
         case revision(Int)
-        /// As the store was at this time, in milliseconds since 1970 (UTC).
-        case time(milliseconds: Int64)
+        /// As the store was at this time (within its millisecond).
+        case time(Date)
     }
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
@@ -73,8 +74,8 @@ struct UndoCommand: ToolCommand {
         if !to.isEmpty, to.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
             guard let revision = Int(to) else { throw .usage("--to \(shellQuoted(to)): the revision is too large") }
             target = .revision(revision)
-        } else if let milliseconds = HistoryText.milliseconds(parsing: to) {
-            target = .time(milliseconds: milliseconds)
+        } else if let date = HistoryEntry.date(fromTimeText: to) {
+            target = .time(date)
         } else {
             throw .usage(
                 "--to \(shellQuoted(to)) is neither a revision (a whole number) nor a UTC time "
@@ -105,11 +106,11 @@ struct UndoCommand: ToolCommand {
             case (.revision(let revision), nil): return try defaults.revert(toRevision: revision, dryRun: dryRun)
             case (.revision(let revision), let key?):
                 return try defaults.revert(forKey: key, toRevision: revision, dryRun: dryRun)
-            case (.time(let milliseconds), nil):
-                return try defaults.revert(to: HistoryText.date(milliseconds: milliseconds), dryRun: dryRun)
-            case (.time(let milliseconds), let key?):
+            case (.time(let date), nil):
+                return try defaults.revert(to: date, dryRun: dryRun)
+            case (.time(let date), let key?):
                 return try defaults.revert(
-                    forKey: key, to: HistoryText.date(milliseconds: milliseconds), dryRun: dryRun)
+                    forKey: key, to: date, dryRun: dryRun)
             }
         } catch let error as DefaultsError {
             throw ToolError(error)
