@@ -37,25 +37,26 @@ extension Store {
         defer { saveLock.unlock() }
         guard let pending = takePending() else { return try storage.confirmDurability() }
         let (encoded, encodingError) = encode(pending, reverted: &reverted)
-        var secret = Set<ObjectIdentifier>()
-        let changes: [Written] = state.withLock { state in
+        // The storage's view of each change is made under the lock, where a cell's fields are read.
+        let (changes, members): ([Written], [MemberChange]) = state.withLock { state in
             var changes: [Written] = []
+            var members: [MemberChange] = []
             for cell in state.members.dirty where cell.isDirty {
+                let written: Written
                 switch cell.stored {
-                case .absent: changes.append((cell, cell.version, nil))
-                case .raw(let value): changes.append((cell, cell.version, value))
+                case .absent: written = (cell, cell.version, nil)
+                case .raw(let value): written = (cell, cell.version, value)
                 case .pending:
                     // Set again after its value was encoded: the encoded value is written, the cell stays unsaved.
-                    if let value = encoded[ObjectIdentifier(cell)] { changes.append((cell, nil, value)) }
+                    guard let value = encoded[ObjectIdentifier(cell)] else { continue }
+                    written = (cell, nil, value)
                 }
-                if cell.isSecret { secret.insert(ObjectIdentifier(cell)) }
+                changes.append(written)
+                members.append(MemberChange(name: cell.name, value: written.value, secret: cell.isSecret))
             }
-            return changes
+            return (changes, members)
         }
-        let write = storage.write(
-            changes.map {
-                MemberChange(name: $0.cell.name, value: $0.value, secret: secret.contains(ObjectIdentifier($0.cell)))
-            })
+        let write = storage.write(members)
         historyFailure = write.historyFailure
         let outcome = state.withLock { state in
             if let outside = write.outside {
