@@ -49,12 +49,14 @@ extension Defaults {
     /// `settings.json` → `settings.schema.json`, where the tool finds it (see ``schemaURL(forStoreAt:)``).
     ///
     /// - Throws: What ``schema(for:title:)`` throws; ``DefaultsError/Code-swift.struct/writeFailed`` (path and
-    ///   `errno`) when the file cannot be written.
+    ///   `errno`) when the file cannot be written; ``DefaultsError/Code-swift.struct/notDurable`` when it was
+    ///   written but its directory could not be flushed (it is in place, but may not survive a power loss).
     public static func writeSchema(for keys: [AnyKey], title: String? = nil, to url: URL) throws(DefaultsError) {
         let schema = try schema(for: keys, title: title)
         var bytes = Array(Self.pretty(schema, indent: "").utf8)
         bytes.append(0x0A)
-        _ = try DurableFile(path: url.path).write(bytes)
+        let (_, notDurable) = try DurableFile(path: url.path).write(bytes)
+        if let notDurable { throw notDurable }
     }
 
     /// Where a store file's schema is looked for by the tool: beside it, its name with `.schema.json` in place of

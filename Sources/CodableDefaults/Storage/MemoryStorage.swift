@@ -10,12 +10,18 @@ final class MemoryStorage: Storage {
         var members: [MemberName: ParsedMember] = [:]
         var injected: [MemberChange] = []
         var signal: (@Sendable () -> Void, DispatchQueue)?
+        var schema: [UInt8]?
     }
 
     private let state = Locked(State())
 
     var location: String? { nil }
     var isPersistent: Bool { false }
+    var schemaLocation: String { "memory" }
+
+    func storedSchema() throws(DefaultsError) -> [UInt8]? { state.withLock { $0.schema } }
+
+    func storeSchema(_ bytes: [UInt8]) throws(DefaultsError) { state.withLock { $0.schema = bytes } }
 
     func open(reporting report: (DefaultsError) -> Void) throws(DefaultsError) -> StoredMembers? { nil }
 

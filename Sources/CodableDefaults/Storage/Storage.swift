@@ -127,6 +127,23 @@ package protocol Storage: AnyObject, Sendable {
     /// - Throws: ``DefaultsError`` when the history exists but cannot be read.
     func history() throws(DefaultsError) -> StorageHistory
 
+    /// Where the schema kept with the data lives, for messages: a file's path, an etcd key (see
+    /// ``storedSchema()``).
+    var schemaLocation: String { get }
+
+    /// The schema kept with the data (``Defaults/publishSchema(for:title:)``), the bytes as stored; `nil` when
+    /// there is none. The file engine reads the file ``Defaults/schemaURL(forStoreAt:)`` names; etcd, the
+    /// prefix's reserved schema key; memory, what was stored in it.
+    ///
+    /// - Throws: ``DefaultsError`` when it exists but cannot be read.
+    func storedSchema() throws(DefaultsError) -> [UInt8]?
+
+    /// Keeps `bytes` (a schema's JSON text) with the data, in place of any, as durably as the engine writes its
+    /// data.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/writeFailed`` when it cannot be written (nothing changed).
+    func storeSchema(_ bytes: [UInt8]) throws(DefaultsError)
+
     /// Whether an earlier write is not yet known to be durable (its directory flush failed).
     var hasUnconfirmedWrite: Bool { get }
 

@@ -330,3 +330,42 @@ private struct Canonical: Hashable {
         return value
     }
 }
+
+extension JSONNumber {
+    /// Whether the number is a whole number (`1`, `1.0`, `1e400`; not `1.5`), exactly: what JSON Schema calls an
+    /// integer.
+    var isWhole: Bool {
+        let number = Canonical(literal)
+        return number.digits.isEmpty || !number.exponent.hasPrefix("-")
+    }
+
+    /// The order of two numbers by value, exactly for exponents that fit an `Int` (by `doubleValue` beyond):
+    /// -1 when `lhs` is less, 0 when equal, 1 when greater.
+    static func order(_ lhs: JSONNumber, _ rhs: JSONNumber) -> Int {
+        if lhs == rhs { return 0 }
+        let left = Canonical(lhs.literal)
+        let right = Canonical(rhs.literal)
+        func sign(_ number: Canonical) -> Int { number.digits.isEmpty ? 0 : (number.isNegative ? -1 : 1) }
+        if sign(left) != sign(right) { return sign(left) < sign(right) ? -1 : 1 }
+        guard let leftExponent = Int(left.exponent), let rightExponent = Int(right.exponent) else {
+            return lhs.doubleValue < rhs.doubleValue ? -1 : (lhs.doubleValue > rhs.doubleValue ? 1 : 0)
+        }
+        // Both nonzero, of one sign: first the place of the leading digit, then the digits from the left.
+        let leftPlace = left.digits.count + leftExponent
+        let rightPlace = right.digits.count + rightExponent
+        var magnitude = 0
+        if leftPlace != rightPlace {
+            magnitude = leftPlace < rightPlace ? -1 : 1
+        } else {
+            for index in 0..<max(left.digits.count, right.digits.count) {
+                let a = index < left.digits.count ? left.digits[index] : 0x30
+                let b = index < right.digits.count ? right.digits[index] : 0x30
+                if a != b {
+                    magnitude = a < b ? -1 : 1
+                    break
+                }
+            }
+        }
+        return sign(left) * magnitude
+    }
+}

@@ -1,0 +1,27 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+extension JSONFileStorage {
+    /// The schema file beside the store file (``Defaults/schemaURL(forStoreAt:)``), written as the store file is.
+    private var schemaFile: DurableFile {
+        DurableFile(path: Defaults.schemaURL(forStoreAt: URL(fileURLWithPath: file.path)).path, system: file.system)
+    }
+
+    /// The schema file's path.
+    var schemaLocation: String { schemaFile.path }
+
+    /// Reads the schema file (at most the store's size limit); `nil` when there is none.
+    func storedSchema() throws(DefaultsError) -> [UInt8]? {
+        try schemaFile.read(maxSize: options.maximumFileSize)?.bytes
+    }
+
+    /// Replaces the schema file atomically and durably (a new file, flushed, renamed over the old one, the
+    /// directory flushed). A flush of the directory that failed is a failure here: the caller asked for it kept.
+    func storeSchema(_ bytes: [UInt8]) throws(DefaultsError) {
+        let (_, notDurable) = try schemaFile.write(bytes)
+        if let notDurable { throw notDurable }
+    }
+}

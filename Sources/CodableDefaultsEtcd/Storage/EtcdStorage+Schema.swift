@@ -1,0 +1,30 @@
+import CodableDefaults
+
+/// The schema kept with a prefix (``Defaults/publishSchema(for:title:)``): the reserved key ``schemaKey``.
+extension EtcdStorage {
+    /// The reserved key of the prefix's schema: the prefix, the byte 0xFF, then `schema`. Like ``historyKey``, not
+    /// UTF-8 (so never a member, and left out of the storage's reads and watch) and within the prefix (so whoever
+    /// may write the prefix may publish it, and whoever may read it may read it).
+    package var schemaKey: [UInt8] { prefix + [0xFF] + Array("schema".utf8) }
+
+    /// The schema key, for messages: `etcd://host:port/prefix` followed by `\xFFschema`.
+    package var schemaLocation: String { (location ?? "etcd") + "\\xFFschema" }
+
+    /// The schema key's value; `nil` when it has none. One read of one key, from whichever endpoint answers.
+    package func storedSchema() throws(DefaultsError) -> [UInt8]? {
+        do {
+            return try client.get(schemaKey)?.value
+        } catch {
+            throw failure(.readFailed, "the schema cannot be read", error)
+        }
+    }
+
+    /// Puts `bytes` under the schema key: durable once etcd answers (a majority of members wrote it).
+    package func storeSchema(_ bytes: [UInt8]) throws(DefaultsError) {
+        do {
+            _ = try client.put(schemaKey, bytes)
+        } catch {
+            throw failure(.writeFailed, "the schema cannot be written", error)
+        }
+    }
+}
