@@ -20,6 +20,7 @@ enum Commands {
         DeleteCommand.self,
         KeysCommand.self,
         CheckCommand.self,
+        DescribeCommand.self,
         WatchCommand.self,
         ImportCommand.self,
         ExportCommand.self,

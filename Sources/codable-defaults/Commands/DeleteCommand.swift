@@ -7,13 +7,14 @@ struct DeleteCommand: ToolCommand {
         origin: .defaults,
         abstract: "Remove keys from the store (with --all, every key).",
         arguments: [.store, .key("KEY", .oneOrMore)],
-        options: StoreLocation.options + [
+        options: StoreLocation.options + SchemaOptions.options + [
             OptionDeclaration(name: "all", valueName: nil, summary: "Remove every key."),
             OptionDeclaration(name: "force", valueName: nil, summary: "Ignore KEYs that have no stored value."),
             DryRun.option,
         ],
         discussion: [
-            "A KEY with no stored value exits with 3 and changes nothing, unless --force is given.",
+            "A KEY with no stored value exits with 3 and changes nothing, unless --force is given. With a schema "
+                + "(see 'help write'), removing a key it lists in \"required\" exits with 2 and removes nothing.",
             DryRun.helpParagraph,
         ],
         examples: [
@@ -30,6 +31,8 @@ struct DeleteCommand: ToolCommand {
     let all: Bool
     /// `--force`: ignore keys with no stored value.
     let force: Bool
+    /// The schema whose `required` keys may not be removed.
+    let schema: SchemaOptions
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
         location = try StoreLocation(parsing: &arguments)
@@ -42,6 +45,7 @@ struct DeleteCommand: ToolCommand {
             throw .usage("missing KEY (or --all to remove every key)")
         }
         force = arguments.flag("force")
+        schema = try SchemaOptions(parsing: arguments)
     }
 
     func run(in tool: Tool) throws(ToolError) {
@@ -49,7 +53,8 @@ struct DeleteCommand: ToolCommand {
             try tool.refuseReserved(key)
             try KeyText.checkLength(key)
         }
-        let defaults = try tool.open(location)
+        let defaults = try tool.open(location, schema: schema)
+        let removed = all ? defaults.keys : keys
         if all {
             defaults.removeAll()
         } else {
@@ -60,6 +65,7 @@ struct DeleteCommand: ToolCommand {
             }
             for key in keys { defaults.removeValue(forKey: key) }
         }
+        try tool.checkSchema(defaults, changes: removed.map { ($0, nil) })
         try tool.save(defaults)
     }
 }

@@ -21,7 +21,7 @@ struct EditCommand: ToolCommand {
         origin: .added(),
         abstract: "Edit the stored members, or KEY's value, in $VISUAL or $EDITOR, and write what changed.",
         arguments: [.store, .key("KEY", .optional)],
-        options: StoreLocation.options + StoreLocation.etcdOptions + [DryRun.option],
+        options: StoreLocation.options + StoreLocation.etcdOptions + SchemaOptions.options + [DryRun.option],
         discussion: [
             "Opens the editor on a copy in a private temporary directory (mode 0700, the copy 0600, removed when the command "
                 + "ends): without KEY, the stored members as a JSON object in the store file's format (one member "
@@ -41,6 +41,9 @@ struct EditCommand: ToolCommand {
                 + "the other changes are written, and the edit exits with 1. The changes written are printed "
                 + "as 'diff' prints them ('+ KEY<TAB>NEW', '- KEY<TAB>OLD', '~ KEY<TAB>OLD → NEW'). An edit that "
                 + "changes nothing writes nothing and says so on standard error.",
+            SchemaOptions.writeParagraph
+                + " An edit the schema refuses is shown with each rule it breaks and 'Edit again? [y/N]' is asked, "
+                + "as for a copy that does not parse; anything but y exits with 2 and writes nothing.",
             DryRun.helpParagraph
                 + " A dry run compares with the store as it was read when the copy was made: it finds no conflict.",
         ],
@@ -59,10 +62,13 @@ struct EditCommand: ToolCommand {
     let location: StoreLocation
     /// The key whose value to edit, or `nil` for every stored member.
     let key: String?
+    /// The schema the edited values are checked against.
+    let schema: SchemaOptions
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
         location = try StoreLocation(parsing: &arguments)
         key = arguments.takeOptional()
+        schema = try SchemaOptions(parsing: arguments)
     }
 
     func run(in tool: Tool) throws(ToolError) {
@@ -70,11 +76,11 @@ struct EditCommand: ToolCommand {
             try tool.refuseReserved(key)
             try KeyText.checkLength(key)
         }
-        let defaults = try tool.open(location)
+        let defaults = try tool.open(location, schema: schema)
         let base = try baseMembers(of: defaults, tool)
         let copy = try EditorCopy(name: copyName(defaults), text: copyText(of: base))
         defer { copy.remove() }
-        let edited = try editedMembers(copy, base: base, tool)
+        let edited = try editedMembers(copy, base: base, defaults, tool)
         let changes = DiffText.changes(from: base, to: edited)
         if changes.isEmpty {
             return Output.printError("codable-defaults: no changes; nothing was written\n")
@@ -120,26 +126,35 @@ struct EditCommand: ToolCommand {
         return name.hasSuffix(".json") ? name : name + ".json"
     }
 
-    /// Runs the editor on the copy until it leaves a copy that parses, and returns its members.
+    /// Runs the editor on the copy until it leaves a copy that parses and that the schema takes, and returns its
+    /// members.
     ///
-    /// - Throws: Status 1 when the editor fails; 4 when the copy does not parse and is not edited again.
+    /// - Throws: Status 1 when the editor fails; 4 when the copy does not parse, 2 when the schema refuses it, and
+    ///   it is not edited again.
     private func editedMembers(
-        _ copy: EditorCopy, base: [(key: String, value: JSONValue)], _ tool: Tool
+        _ copy: EditorCopy, base: [(key: String, value: JSONValue)], _ defaults: Defaults, _ tool: Tool
     ) throws(ToolError) -> [(key: String, value: JSONValue)] {
         let editor = Editor.command()
         while true {
             try Editor.run(editor, on: copy.path)
-            let problem: String
+            let problem: ToolError
             do throws(ToolError) {
-                return try parse(copy, base: base, tool)
+                let edited = try parse(copy, base: base, tool)
+                let changes = DiffText.changes(from: base, to: edited).map { ($0.key, $0.new) }
+                try tool.checkSchema(defaults, changes: changes)
+                return edited
             } catch {
-                problem = error.message ?? "the edited copy is not valid"
+                problem = error
             }
-            Output.printError("codable-defaults: \(problem)\nEdit again? [y/N] ")
+            let message = problem.message ?? "the edited copy is not valid"
+            Output.printError("codable-defaults: \(message)\nEdit again? [y/N] ")
             let answer = Self.readAnswer()?.trimmingCharacters(in: .whitespaces).lowercased()
             // An answer typed at a terminal ended the prompt's line; one read from elsewhere was not shown.
             if answer == nil || isatty(STDIN_FILENO) == 0 { Output.printError("\n") }
             guard answer == "y" || answer == "yes" else {
+                if problem.status == .usage {
+                    throw .refused("the schema refuses the edited copy; nothing was written")
+                }
                 throw ToolError(.badFile, "the edited copy is not valid; nothing was written")
             }
         }

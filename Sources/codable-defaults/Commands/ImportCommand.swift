@@ -11,12 +11,13 @@ struct ImportCommand: ToolCommand {
         origin: .defaults,
         abstract: "Merge the members of the JSON object in SOURCE into the store.",
         arguments: [.store, .value("SOURCE")],
-        options: StoreLocation.options + [DryRun.option],
+        options: StoreLocation.options + SchemaOptions.options + [DryRun.option],
         discussion: [
             "SOURCE must hold a JSON object (strict JSON, like a store file). Each member is stored under its "
                 + "key, replacing the key's value; other keys are kept. One write for the whole import. A SOURCE "
                 + "that is the store file itself (by any path: a link, a hard link, a linked directory) is a "
                 + "usage error.",
+            SchemaOptions.writeParagraph,
             DryRun.helpParagraph,
         ],
         examples: [
@@ -29,15 +30,18 @@ struct ImportCommand: ToolCommand {
     let location: StoreLocation
     /// The path of the JSON file to import.
     let source: String
+    /// The schema the imported values are checked against.
+    let schema: SchemaOptions
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
         location = try StoreLocation(parsing: &arguments)
+        schema = try SchemaOptions(parsing: arguments)
         source = try arguments.take("SOURCE")
         if source.isEmpty { throw .usage("SOURCE is empty") }
     }
 
     func run(in tool: Tool) throws(ToolError) {
-        let defaults = try tool.open(location)
+        let defaults = try tool.open(location, schema: schema)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
             throw ToolError(.badFile, "\(source): no such file")
@@ -53,6 +57,7 @@ struct ImportCommand: ToolCommand {
             throw ToolError(opening: error)
         }
         tool.keep(sourceStore)
+        var imported: [String] = []
         for (key, value) in try tool.storedMembers(sourceStore) {
             if key == Defaults.schemaVersionKey {
                 // The store's own schema version stays; the source's is not a setting to copy.
@@ -60,7 +65,9 @@ struct ImportCommand: ToolCommand {
                 continue
             }
             defaults.set(value, forKey: key)
+            imported.append(key)
         }
+        try tool.checkSchema(defaults, keys: imported)
         try tool.save(defaults)
     }
 }

@@ -8,12 +8,14 @@ struct RenameCommand: ToolCommand {
         origin: .defaults,
         abstract: "Move the value of OLD to NEW, in one write.",
         arguments: [.store, .key("OLD"), .key("NEW")],
-        options: StoreLocation.options + [DryRun.option],
+        options: StoreLocation.options + SchemaOptions.options + [DryRun.option],
         discussion: [
             "One atomic update removes OLD and stores its value under NEW: under the file's lock, OLD is read "
                 + "(with what other processes saved) and the result is written durably before the lock is "
                 + "released. A NEW that has a value is overwritten, as defaults(1) does. An OLD with no stored "
-                + "value exits with 3 and changes nothing; OLD and NEW the same key changes nothing.",
+                + "value exits with 3 and changes nothing; OLD and NEW the same key changes nothing. With a schema "
+                + "(see 'help write'), a value NEW may not hold, or an OLD the schema requires, exits with 2 and "
+                + "changes nothing.",
             DryRun.helpParagraph + " " + DryRun.unlockedSentence(of: "A dry run"),
         ],
         examples: [
@@ -27,11 +29,14 @@ struct RenameCommand: ToolCommand {
     let old: String
     /// The key it moves to.
     let new: String
+    /// The schema the move is checked against.
+    let schema: SchemaOptions
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
         location = try StoreLocation(parsing: &arguments)
         old = try arguments.take("OLD")
         new = try arguments.take("NEW")
+        schema = try SchemaOptions(parsing: arguments)
     }
 
     func run(in tool: Tool) throws(ToolError) {
@@ -39,7 +44,7 @@ struct RenameCommand: ToolCommand {
             try tool.refuseReserved(key)
             try KeyText.checkLength(key)
         }
-        let defaults = try tool.open(location)
+        let defaults = try tool.open(location, schema: schema)
         // Keys are compared byte for byte, as the store compares them.
         let keys = old.utf8.elementsEqual(new.utf8) ? [old] : [old, new]
         try tool.update(defaults, keys: keys) { (values) throws(ToolError) in

@@ -7,7 +7,7 @@ struct UpdateCommand: ToolCommand {
         origin: .added(note: "an atomic --add"),
         abstract: "Add N to an integer atomically, and print the new value.",
         arguments: [.store, .key()],
-        options: StoreLocation.options + [
+        options: StoreLocation.options + SchemaOptions.options + [
             OptionDeclaration(
                 name: "add", valueName: "N", isRequired: true, summary: "The integer to add (negative to subtract)."),
             DryRun.option,
@@ -18,6 +18,7 @@ struct UpdateCommand: ToolCommand {
                 + "so updates run at once by any number of processes all count. A KEY with no value counts as 0. "
                 + "Prints the new value. N must be an integer (else exit 2); a stored value that is not an integer, "
                 + "or a sum beyond 64-bit integers, exits with 1 and writes nothing. Not in defaults(1).",
+            SchemaOptions.writeParagraph + " A sum the schema refuses (above a \"maximum\") writes nothing.",
             DryRun.helpParagraph + " " + DryRun.unlockedSentence(of: "A dry run")
                 + " A dry run prints the change ('~ KEY<TAB>OLD → NEW', or '+ KEY<TAB>NEW'), not the new value alone.",
         ],
@@ -34,11 +35,14 @@ struct UpdateCommand: ToolCommand {
     let key: String
     /// The integer to add, as given.
     let amount: String
+    /// The schema the sum is checked against.
+    let schema: SchemaOptions
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
         location = try StoreLocation(parsing: &arguments)
         key = try arguments.take("KEY")
         amount = try arguments.requiredValue("add")
+        schema = try SchemaOptions(parsing: arguments)
     }
 
     /// Adds N to the integer stored under KEY in one atomic update, and prints the sum.
@@ -48,7 +52,7 @@ struct UpdateCommand: ToolCommand {
         guard let amount = Int64(amount) else {
             throw .usage("--add takes an integer (such as 1 or -5), not \(shellQuoted(amount))")
         }
-        let defaults = try tool.open(location)
+        let defaults = try tool.open(location, schema: schema)
         var sum: Int64 = 0
         try tool.update(defaults, keys: [key]) { (values) throws(ToolError) in
             var current: Int64 = 0

@@ -11,7 +11,7 @@ struct WriteCommand: ToolCommand {
         origin: .defaults,
         abstract: "Store a value: JSON text, a string (--string), or typed as defaults(1) does (-int 5).",
         arguments: [.store, .key(), .value("VALUE", .typedValues)],
-        options: StoreLocation.options + StoreLocation.etcdOptions + LayerOptions.options + [
+        options: StoreLocation.options + StoreLocation.etcdOptions + LayerOptions.options + SchemaOptions.options + [
             OptionDeclaration(name: "string", valueName: nil, summary: "Store VALUE as a string, not as JSON text."),
             DryRun.option,
         ],
@@ -48,6 +48,7 @@ struct WriteCommand: ToolCommand {
                 + "shadows KEY a note on standard error says which (codable-defaults: note: \"KEY\" is shadowed "
                 + "by environment MYSERVICE_KEY; reads give that value); the exit status is 0. Layers are never "
                 + "written.",
+            SchemaOptions.writeParagraph,
             DryRun.helpParagraph + " With a type flag, give --dry-run before the flag (after it, it is a value). "
                 + DryRun.unlockedSentence(of: "A dry run of -array-add or -dict-add"),
         ],
@@ -59,6 +60,7 @@ struct WriteCommand: ToolCommand {
             "codable-defaults write settings.json enabled -bool YES",
             "codable-defaults write settings.json recent -array-add a.txt b.txt",
             "codable-defaults write settings.json volume 0.9 --dry-run",
+            "codable-defaults write settings.json volume 0.9 --schema settings.schema.json",
         ],
         exitCases: [.wrongType("-array-add, -dict-add"), .etcdTextNotJSON("-array-add and -dict-add"), .notDurable])
 
@@ -76,6 +78,8 @@ struct WriteCommand: ToolCommand {
     let location: StoreLocation
     /// The layers read around the store (to say what shadows KEY; they are never written).
     let layers: LayerOptions
+    /// The schema the value is checked against.
+    let schema: SchemaOptions
     /// The key to write.
     let key: String
     /// The value to store.
@@ -84,6 +88,7 @@ struct WriteCommand: ToolCommand {
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
         location = try StoreLocation(parsing: &arguments)
         layers = try LayerOptions(parsing: arguments)
+        schema = try SchemaOptions(parsing: arguments)
         key = try arguments.take("KEY")
         if let (flag, position) = arguments.typeFlag {
             if position != arguments.takenCount {
@@ -122,8 +127,9 @@ struct WriteCommand: ToolCommand {
                 throw notJSON(text, error)
             }
         }
-        let defaults = try tool.open(location, layers: layers)
+        let defaults = try tool.open(location, layers: layers, schema: schema)
         try tool.notingShadowing(of: key, in: defaults) { () throws(ToolError) in
+            try tool.checkSchema(defaults, changes: [(key, value)])
             defaults.set(value, forKey: key)
             try tool.save(defaults)
         }
@@ -153,7 +159,7 @@ struct WriteCommand: ToolCommand {
     private func write(_ value: TypedValue, _ tool: Tool) throws(ToolError) {
         try tool.refuseReserved(key)
         try KeyText.checkLength(key)
-        let defaults = try tool.open(location, layers: layers)
+        let defaults = try tool.open(location, layers: layers, schema: schema)
         try tool.notingShadowing(of: key, in: defaults) { () throws(ToolError) in
             try write(value, to: defaults, tool)
         }
@@ -188,6 +194,7 @@ struct WriteCommand: ToolCommand {
                 values[0] = .object(members)
             }
         }
+        try tool.checkSchema(defaults, keys: [key])
         try tool.save(defaults)
     }
 

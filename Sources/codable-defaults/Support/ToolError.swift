@@ -26,6 +26,9 @@ struct ToolError: Error, Sendable {
     /// The command whose usage line and help follow a usage error; `nil` for an error found before the
     /// command was known (and until the command that throws it is known: the tool fills it in).
     var command: CommandConfiguration?
+    /// Whether a usage error is followed by the command's usage line: not for a value a schema refuses
+    /// (``refused(_:)``), which is no mistake in the command line's form.
+    var showsUsage = true
 
     /// Makes an error.
     init(_ status: ExitStatus, _ message: String?, command: CommandConfiguration? = nil) {
@@ -52,6 +55,13 @@ struct ToolError: Error, Sendable {
         }
     }
 
+    /// A value the schema refuses (exit status 2, as a usage error, without the usage line).
+    static func refused(_ message: String) -> ToolError {
+        var error = ToolError(.usage, message)
+        error.showsUsage = false
+        return error
+    }
+
     /// A usage error: the message is followed by the command's usage line and where to find its help (the
     /// command is filled in by the tool, or the tool's help is named before a command is known).
     static func usage(_ message: String) -> ToolError {
@@ -62,7 +72,7 @@ struct ToolError: Error, Sendable {
     var rendered: String {
         guard let message else { return "" }
         var text = "codable-defaults: \(message)\n"
-        if status == .usage {
+        if status == .usage && showsUsage {
             if let command, !command.isAboutTheTool {
                 text += "Usage: \(command.usage)\n"
                 text += "See 'codable-defaults help \(command.name)'.\n"

@@ -3,10 +3,13 @@ import Foundation
 
 /// The stores of a run: opened for the run, saved explicitly, read as JSON values.
 extension Tool {
-    /// Opens the store at `location` for this run, with the `.manual` save mode and the layers of `layers`.
+    /// Opens the store at `location` for this run, with the `.manual` save mode and the layers of `layers`; with
+    /// `schema`, reads the schema it names (``loadSchema(for:_:)``) for the command's checks.
     ///
     /// The layers are read-only: the library reads their files and directories, and never writes or locks them.
-    func open(_ location: StoreLocation, layers: LayerOptions = LayerOptions()) throws(ToolError) -> Defaults {
+    func open(
+        _ location: StoreLocation, layers: LayerOptions = LayerOptions(), schema: SchemaOptions? = nil
+    ) throws(ToolError) -> Defaults {
         let defaults: Defaults
         do {
             switch location {
@@ -37,6 +40,7 @@ extension Tool {
                 throw ToolError(opening: error)
             }
         }
+        if let schema { try loadSchema(for: defaults, schema) }
         if isDryRun { dryRunSnapshots[ObjectIdentifier(defaults)] = try storedOnlyMembers(defaults) }
         return defaults
     }
@@ -107,7 +111,8 @@ extension Tool {
 
     /// Runs one atomic update of `keys` (``Defaults/modify(forKeys:_:)``): `body` gets their stored values
     /// under the file's lock and what it leaves is written durably before the lock is released. What `body`
-    /// throws is thrown as it is; nothing is written then.
+    /// throws is thrown as it is; nothing is written then. The values `body` changed are checked against the
+    /// store's schema (``checkSchema(_:changes:)``) before anything is written.
     ///
     /// Under `--dry-run`, the lock is not taken and nothing is written: `body` gets the stored values as this run
     /// read them (``currentStoredValue(_:key:)``), what it leaves is set in memory, and ``save(_:)`` prints the
@@ -118,14 +123,20 @@ extension Tool {
         if isDryRun {
             var values: [JSONValue?] = []
             for key in keys { values.append(try currentStoredValue(defaults, key: key)) }
+            let before = values
             try body(&values)
+            try checkSchema(defaults, changes: Self.changed(keys, from: before, to: values))
             for (key, value) in zip(keys, values) {
                 if let value { defaults.set(value, forKey: key) } else { defaults.removeValue(forKey: key) }
             }
             return try save(defaults)
         }
         do {
-            try defaults.modify(forKeys: keys) { values in try body(&values) }
+            try defaults.modify(forKeys: keys) { values in
+                let before = values
+                try body(&values)
+                try checkSchema(defaults, changes: Self.changed(keys, from: before, to: values), discarding: false)
+            }
         } catch let error as ToolError {
             throw error
         } catch let error as DefaultsError {
@@ -133,5 +144,12 @@ extension Tool {
         } catch {
             throw ToolError(.failure, "\(path(of: defaults)): \(error)")
         }
+    }
+
+    /// The keys whose values differ between `before` and `after`, with their new values.
+    private static func changed(_ keys: [String], from before: [JSONValue?], to after: [JSONValue?]) -> [(
+        key: String, value: JSONValue?
+    )] {
+        zip(keys, zip(before, after)).compactMap { key, pair in pair.0 == pair.1 ? nil : (key, pair.1) }
     }
 }

@@ -21,6 +21,8 @@ final class Tool {
     var isDryRun = false
     /// Under `--dry-run`, the stored members of each store this run opened, as they were opened, by store.
     var dryRunSnapshots: [ObjectIdentifier: [(key: String, value: JSONValue)]] = [:]
+    /// The JSON Schema each store of the run is checked against, when it has one (see ``SchemaOptions``).
+    var schemas: [ObjectIdentifier: SchemaInEffect] = [:]
 
     /// Runs the command given by `arguments` (without the program's name).
     ///
