@@ -6,7 +6,7 @@ struct DescribeCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "describe",
         origin: .added(),
-        abstract: "Print each key's type, default, rules, description, and the value reads give, with its source.",
+        abstract: "Print each key's type, default, rules and description, and the value reads give and its source.",
         arguments: [.store, .key("KEY", .optional)],
         options: StoreLocation.options + StoreLocation.etcdOptions + LayerOptions.options + SchemaOptions.options,
         discussion: [

@@ -33,7 +33,11 @@ enum HelpText {
                     + failures.joined(separator: ", or ") + (failures.isEmpty ? "" : "; ")
                     + "a secret value to print or export without --show-secrets"
             ),
-            (.usage, "usage error (unknown command or option, missing or extra argument, VALUE not JSON)"),
+            (
+                .usage,
+                "usage error (unknown command or option, missing or extra argument, VALUE not JSON); or a value "
+                    + "the store's schema refuses (nothing is written)"
+            ),
             (.keyNotFound, "key not found" + parenthesized(keysNotFound)),
             (
                 .badFile,
