@@ -1,3 +1,5 @@
+import CodableDefaults
+import CodableDefaultsEtcd
 import CodableDefaultsTestSupport
 import Foundation
 import Testing
@@ -51,6 +53,49 @@ struct EtcdCommandLineToolTests {
             #expect(try await tool(["undo"] + store + ["volume", "--to", "0"]) == (.exited(0), ["- volume\t0.8"]))
             #expect(try await tool(["keys"] + store) == (.exited(0), []))
             #expect(try await tool(["history"] + store + ["--json"]).output.count == 4)
+        }
+    }
+
+    @Test(.needsEtcd) func theSchemaKeptUnderThePrefixChecksTheToolsWritesAndCheckAndDescribeUseIt() async throws {
+        try await EtcdServer.with { server in
+            let endpoints = server.clientURLs.joined(separator: ",")
+            let store = ["--etcd", endpoints, "--prefix", "myservice/"]
+            let program = try await Defaults(
+                etcd: server.clientURLs.map { URL(string: $0)! }, prefix: "myservice/", saveMode: .immediate)
+            try program.publishSchema(for: SchemaKeys.keys, title: "myservice")
+            #expect(try await tool(["write"] + store + ["volume", "0.8"]).status == .exited(0))
+
+            let refused = try await toolWithErrors(["write"] + store + ["volume", "1.5"])
+            #expect(refused.status == .exited(2), "\(refused.errors)")
+            #expect(refused.errors.contains(#"/volume: 1.5 must be at most 1 (schema keyword "maximum")"#))
+            #expect(refused.errors.contains("myservice/\\xFFschema refuses the change"), "\(refused.errors)")
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.8\n")
+
+            // Another writer (etcdctl) stores what the schema refuses: check names it, the program reads its
+            // default.
+            _ = try await server.etcdctl(["put", "myservice/theme", "\"blue\""])
+            _ = try await server.etcdctl(["put", "myservice/extra", "1"])
+            let check = try await toolWithErrors(["check"] + store)
+            #expect(check.status == .exited(4))
+            #expect(check.errors.contains(#"/theme: "blue" must be one of "light", "dark" (schema keyword "enum")"#))
+            #expect(!check.errors.contains("extra"), "a key the schema does not list is allowed without --strict")
+            let strict = try await toolWithErrors(["check"] + store + ["--strict"])
+            #expect(strict.status == .exited(4))
+            #expect(strict.errors.contains(#"key "extra" is not in the schema"#), "\(strict.errors)")
+
+            let describe = try await tool(["describe"] + store + ["volume"])
+            #expect(describe.status == .exited(0))
+            #expect(
+                describe.output == [
+                    "volume", "  type: number", "  default: 0.5", "  rules: at least 0, at most 1",
+                    "  description: Playback volume.",
+                    "  value: 0.8 (stored etcd://\(server.clientURLs[0].dropFirst(7))/myservice/)",
+                ], "\(describe.output)")
+            // A schema file given on the command line wins over the prefix's.
+            let directory = try TemporaryDirectory()
+            let file = directory.url.appendingPathComponent("open.schema.json")
+            try Data(#"{"type": "object"}"#.utf8).write(to: file)
+            #expect(try await tool(["write"] + store + ["volume", "1.5", "--schema", file.path]).status == .exited(0))
         }
     }
 
