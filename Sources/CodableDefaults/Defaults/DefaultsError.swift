@@ -83,6 +83,10 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// A value breaks a rule of its key (see ``Defaults/Constraint``): a set of it is refused and nothing is
         /// stored; a stored one reads as the key's default and is kept. The message names the rule.
         public static let invalidValue = Code(rawValue: "invalidValue")
+        /// A change made while the store could not reach its data (an etcd store kept it in its local copy) met a
+        /// newer change another writer made meanwhile: the other writer's value is kept, and the message quotes
+        /// both (a secret key's, neither).
+        public static let conflict = Code(rawValue: "conflict")
     }
 
     /// What went wrong.

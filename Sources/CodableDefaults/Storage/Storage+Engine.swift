@@ -11,6 +11,9 @@ extension Storage {
     /// The file and memory engines store every name, the empty one too.
     package var minimumNameLength: Int { 0 }
 
+    /// The file and memory engines find nothing on their own: what goes wrong is an error of a call.
+    package func takeNotices() -> [DefaultsError] { [] }
+
     /// The file and memory engines change any number of keys in one update.
     package var maximumKeysPerUpdate: Int { Int.max }
 

@@ -165,6 +165,11 @@ package protocol Storage: AnyObject, Sendable {
     /// Stops noticing outside changes.
     func stopWatching()
 
+    /// What the engine found on its own since it was last asked, for the store's error handler (a remote engine's
+    /// conflicts after an outage; a local copy it could not write); the engine signals (as for outside changes)
+    /// when it has some. Empty for the file and memory engines (see `Storage+Engine.swift`).
+    func takeNotices() -> [DefaultsError]
+
     /// Sets what the engine calls once it can write again after a write failed because it could not reach its
     /// data (a remote engine none of whose endpoints answered): the store's save of its unsaved changes, on a
     /// thread of the engine's. The file and memory engines are always reachable and never call it (see
