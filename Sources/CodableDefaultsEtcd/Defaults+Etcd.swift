@@ -73,16 +73,23 @@ extension Defaults {
     ///   - options: Limits (value depth, key length; `maximumFileSize` bounds what one answer of etcd may take in
     ///     memory: twice that, plus 1 MiB, for the base64 and JSON around the values) and how much history
     ///     ``history()`` reads; the file's policies (unreadable file, lock timeout) and migrations do not apply.
+    ///   - localCopy: A file (of this process alone) where the store keeps a copy of the prefix, or `nil` for none.
+    ///     With one, the store opens with no endpoint answering (serving the copy, ``isStale`` until it caught up),
+    ///     and changes made while none answers are kept in it durably and sent when a member answers (see
+    ///     "Offline" above).
     ///   - onError: If not `nil`, becomes ``onError`` before the store opens.
     /// - Throws: ``DefaultsError``: `invalidArgument` for an endpoint that is not an `http(s)://` URL with a host
     ///   (and a port in 1...65535 if it names one)
     ///   or an option out of range, `readFailed` quoting etcd when the prefix cannot be read (no endpoint
-    ///   answers, the user name or password is refused).
+    ///   answers and there is no local copy, the user name or password is refused); for the local copy,
+    ///   `lockTimeout` when another store uses it, and what reading it throws (`invalidJSON`, `decodingFailed`
+    ///   for a copy of another prefix): it is then left as it is.
     public convenience init(
         etcd endpoints: [URL], prefix: String, saveMode: SaveMode = .default, username: String? = nil,
-        password: String? = nil, options: Options = .default, onError: (@Sendable (DefaultsError) -> Void)? = nil
+        password: String? = nil, options: Options = .default, localCopy: URL? = nil,
+        onError: (@Sendable (DefaultsError) -> Void)? = nil
     ) async throws(DefaultsError) {
-        let storage = try Self.etcdStorage(endpoints, prefix, username, password, options)
+        let storage = try Self.etcdStorage(endpoints, prefix, username, password, options, localCopy)
         try await storage.prime()
         try self.init(engine: storage, saveMode: saveMode, options: options, onError: onError)
     }
@@ -97,7 +104,8 @@ extension Defaults {
 
     /// The storage of a store on the cluster at `endpoints`; it connects to nothing yet.
     private static func etcdStorage(
-        _ endpoints: [URL], _ prefix: String, _ username: String?, _ password: String?, _ options: Options
+        _ endpoints: [URL], _ prefix: String, _ username: String?, _ password: String?, _ options: Options,
+        _ localCopy: URL?
     ) throws(DefaultsError) -> EtcdStorage {
         let client: EtcdClient
         do {
@@ -110,7 +118,8 @@ extension Defaults {
             throw DefaultsError(.invalidArgument, "\(error)")
         }
         return EtcdStorage(
-            client: client, prefix: prefix, maximumDepth: options.maximumDepth, history: options.history)
+            client: client, prefix: prefix, maximumDepth: options.maximumDepth, history: options.history,
+            localCopy: localCopy.map { $0.standardizedFileURL.path }, localCopyLimit: options.maximumFileSize)
     }
 }
 
@@ -120,9 +129,26 @@ extension Defaults {
     ///
     /// - Throws: What the initializer throws.
     package static func openingEtcd(
-        _ endpoints: [URL], prefix: String, saveMode: SaveMode, username: String? = nil, password: String? = nil
+        _ endpoints: [URL], prefix: String, saveMode: SaveMode, username: String? = nil, password: String? = nil,
+        localCopy: URL? = nil, onError: (@Sendable (DefaultsError) -> Void)? = nil
     ) throws(DefaultsError) -> Defaults {
-        let storage = try etcdStorage(endpoints, prefix, username, password, .default)
-        return try Defaults(engine: storage, saveMode: saveMode, options: .default, onError: nil)
+        let storage = try etcdStorage(endpoints, prefix, username, password, .default, localCopy)
+        return try Defaults(engine: storage, saveMode: saveMode, options: .default, onError: onError)
+    }
+}
+
+extension Defaults {
+    /// Whether this etcd store serves its local copy because no endpoint answered when it opened: its values may be
+    /// older than etcd's. It turns false once a member answered, the changes kept meanwhile were sent, and the
+    /// prefix was read again (observers are told what changed). Always false for a store without a local copy and
+    /// for a file store. Thread-safe.
+    public var isStale: Bool {
+        (engine as? EtcdStorage)?.isStale ?? false
+    }
+
+    /// How many changes this etcd store keeps in its local copy because no endpoint answered, not yet sent to etcd
+    /// (0 for a store without a local copy, and for a file store). Thread-safe.
+    public var unsentChangeCount: Int {
+        (engine as? EtcdStorage)?.unsentChangeCount ?? 0
     }
 }

@@ -10,13 +10,25 @@ extension EtcdStorage {
     /// The schema key, for messages: `etcd://host:port/prefix` followed by `\xFFschema`.
     package var schemaLocation: String { (location ?? "etcd") + "\\xFFschema" }
 
-    /// The schema key's value; `nil` when it has none. One read of one key, from whichever endpoint answers.
+    /// The schema key's value; `nil` when it has none. One read of one key, from whichever endpoint answers; with
+    /// a local copy, what the copy holds when none answers (and the copy keeps what was read).
     package func storedSchema() throws(DefaultsError) -> [UInt8]? {
+        let schema: [UInt8]?
         do {
-            return try client.get(schemaKey)?.value
+            schema = try client.get(schemaKey)?.value
+        } catch let error as EtcdError where error.isEndpointDown && localCopy != nil {
+            return state.withLock { $0.schema }
         } catch {
             throw failure(.readFailed, "the schema cannot be read", error)
         }
+        if localCopy != nil {
+            let changed = state.withLock { state in
+                defer { state.schema = schema }
+                return state.schema != schema
+            }
+            if changed { updateLocalCopy() }
+        }
+        return schema
     }
 
     /// Puts `bytes` under the schema key: durable once etcd answers (a majority of members wrote it).

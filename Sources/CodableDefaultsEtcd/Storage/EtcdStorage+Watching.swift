@@ -42,6 +42,7 @@ extension EtcdStorage {
             do {
                 try await Task.sleep(for: backoff)
                 _ = try await client.range(prefix: prefix, limit: 1)
+                if localCopy != nil { try await catchUp() }
                 break
             } catch is CancellationError {
                 return
@@ -105,6 +106,7 @@ extension EtcdStorage {
                         state.unreadable[name] = error
                     }
                 }
+                if localCopy != nil { state.known[name] = value }
                 if state.snapshot != nil {
                     state.snapshot?[name] = value
                 } else {
@@ -119,6 +121,7 @@ extension EtcdStorage {
             state.seen = max(state.seen, response.events.last?.modRevision ?? response.revision)
             return changed ? state.signal : nil
         }
+        if localCopy != nil { scheduleLocalCopyWrite() }
         if let (signal, queue) = signal { queue.async(execute: signal) }
     }
 
@@ -143,9 +146,11 @@ extension EtcdStorage {
                 var snapshot: [[UInt8]: [UInt8]] = [:]
                 for member in members { snapshot[Array(member.name.utf8)] = member.value }
                 state.snapshot = snapshot
+                if localCopy != nil { state.known = snapshot }
                 return .some(state.signal)
             }
             guard let signal else { continue }
+            if localCopy != nil { scheduleLocalCopyWrite() }
             if let (signal, queue) = signal { queue.async(execute: signal) }
             return
         }

@@ -8,6 +8,10 @@ import Foundation
 /// (see `EtcdStorage+History.swift`), so that a change and its record are one.
 extension EtcdStorage {
     package func write(_ changes: [MemberChange]) -> StorageWrite {
+        // Changes kept while etcd did not answer go first, so that a newer change of the same key follows them.
+        if localCopy != nil, state.withLock({ !$0.offline.isEmpty }), sendOffline() == .noEndpoint {
+            return keepOffline(changes, saved: [])
+        }
         var saved: [Int] = []
         var refusals: [DefaultsError] = []
         var start = changes.startIndex
@@ -31,6 +35,8 @@ extension EtcdStorage {
             switch commit(batch.map { changes[$0] }, compares: []) {
             case .success(true): saved += batch
             case .success(false): return failed(notApplied(), saved: saved)
+            case .failure(let failure) where failure.noEndpoint && localCopy != nil:
+                return keepOffline(changes, saved: saved)
             case .failure(let failure) where !failure.refusedByEtcd: return failed(failure.error, saved: saved)
             case .failure(let failure) where batch.count == 1: refusals.append(failure.error)
             case .failure:
@@ -47,6 +53,7 @@ extension EtcdStorage {
                 }
             }
         }
+        if localCopy != nil && !saved.isEmpty { updateLocalCopy() }
         switch refusals.count {
         case 0: return StorageWrite(outside: nil, outcome: .success(([], nil)))
         case 1: return failed(refusals[0], saved: saved)
@@ -93,6 +100,8 @@ extension EtcdStorage {
                         "an update on etcd reads and changes at most \(maximumKeysPerUpdate) keys (one transaction); "
                             + "it was given \(names.count), and nothing was written", path: location)))
         }
+        // Changes kept while etcd did not answer go first (when it does not answer now, the reads below fail).
+        if localCopy != nil, state.withLock({ !$0.offline.isEmpty }) { _ = sendOffline() }
         while true {
             let current: [(name: String, keyValue: EtcdKeyValue?, revision: Int64)]
             do {
@@ -134,7 +143,9 @@ extension EtcdStorage {
                 EtcdCompare(key: prefix + Array(name.utf8), modRevision: keyValue?.modRevision ?? 0)
             }
             switch commit(changes, compares: compares, as: kind) {
-            case .success(true): return StorageWrite(outside: nil, outcome: .success(([], nil)))
+            case .success(true):
+                if localCopy != nil { updateLocalCopy() }
+                return StorageWrite(outside: nil, outcome: .success(([], nil)))
             case .success(false): continue  // Another writer changed a name first: again, with its value.
             case .failure(let failure): return StorageWrite(outside: nil, outcome: .failure(failure.error))
             }
@@ -147,6 +158,8 @@ extension EtcdStorage {
     struct CommitFailure: Error {
         var error: DefaultsError
         var refusedByEtcd: Bool
+        /// Whether no endpoint answered (nothing reached etcd, or the answer was lost on the way).
+        var noEndpoint = false
     }
 
     /// Sends one transaction of `changes` under `compares`, with the history record of the changes as `kind`
@@ -178,7 +191,7 @@ extension EtcdStorage {
                 CommitFailure(
                     error: failure(
                         .writeFailed, "\(names)\(more) cannot be written; they stay unsaved\(record)", error),
-                    refusedByEtcd: refusedByEtcd))
+                    refusedByEtcd: refusedByEtcd, noEndpoint: etcdError?.isEndpointDown == true))
         }
         state.withLock { state in
             #if CODABLE_DEFAULTS_TESTING
@@ -194,6 +207,7 @@ extension EtcdStorage {
                 state.pending[name] = nil
                 state.unreadable[name] = nil
                 if state.snapshot != nil { state.snapshot?[name] = change.value }
+                if localCopy != nil { state.known[name] = change.value }
             }
         }
         return .success(result.succeeded)

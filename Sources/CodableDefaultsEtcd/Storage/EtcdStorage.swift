@@ -45,6 +45,12 @@ package final class EtcdStorage: Storage {
     /// How much of the history ``history()`` reads (the store's ``Defaults/Options/history``); when it is off,
     /// writes record nothing.
     package let historyLimit: Defaults.HistoryLimit
+    /// The local copy of the prefix (see `EtcdStorage+LocalCopy.swift`), or `nil` when the store keeps none.
+    let localCopy: LocalCopyFile?
+    /// The most bytes the local copy may take (the store's ``Defaults/Options/maximumFileSize``).
+    let localCopyLimit: Int
+    /// Held while the local copy is written, so that copies are written in the order of the states they hold.
+    let localCopyWriting = Locked(())
     let state = Locked(State())
 
     /// A change a watch saw that the store has not taken in yet.
@@ -80,14 +86,35 @@ package final class EtcdStorage: Storage {
         var retry: Task<Void, Never>?
         /// What to call when etcd answers again after a failed write: the store's save.
         var writableAgain: (@Sendable () -> Void)?
+        /// With a local copy: each member's value as etcd holds it at ``seen`` (and after this storage's writes),
+        /// by name; empty without one.
+        var known: [[UInt8]: [UInt8]] = [:]
+        /// With a local copy: the changes made while no endpoint answered, not yet sent, by name.
+        var offline: [[UInt8]: OfflineChange] = [:]
+        /// Whether the store serves its local copy because no endpoint answered when it opened, until it caught up.
+        var isStale = false
+        /// What the storage found on its own, for the store's error handler (``takeNotices()``).
+        var notices: [DefaultsError] = []
+        /// The descriptor holding the local copy's lock, once it was read.
+        var localCopyLock: Int32?
+        /// Whether the prime found no endpoint (the store then opens from its local copy).
+        var primeFoundNoEndpoint: DefaultsError?
+        /// Whether the outage that keeps changes in the local copy was reported (once per outage).
+        var reportedOffline = false
+        /// With a local copy: the prefix's schema as last read (kept in the copy, for reads while no endpoint
+        /// answers).
+        var schema: [UInt8]?
     }
 
     /// Makes the storage of the keys under `prefix` on `client`'s cluster, recording its saves' history as
     /// `history` says. Reads nothing yet.
     package init(
         client: EtcdClient, prefix: String, maximumDepth: Int, maximumOperationsPerTransaction: Int = 128,
-        maximumBytesPerTransaction: Int = 1 << 20, history: Defaults.HistoryLimit = .default
+        maximumBytesPerTransaction: Int = 1 << 20, history: Defaults.HistoryLimit = .default,
+        localCopy: String? = nil, localCopyLimit: Int = 64 << 20
     ) {
+        self.localCopy = localCopy.map { LocalCopyFile(path: $0) }
+        self.localCopyLimit = localCopyLimit
         self.client = client
         self.prefix = Array(prefix.utf8)
         let endpoint = client.endpoints.first.map { "\($0.host ?? "")\($0.port.map { ":\($0)" } ?? "")" } ?? ""
@@ -96,6 +123,10 @@ package final class EtcdStorage: Storage {
         historyLimit = history
         self.maximumOperationsPerTransaction = max(1, maximumOperationsPerTransaction)
         self.maximumBytesPerTransaction = max(1, maximumBytesPerTransaction)
+    }
+
+    deinit {
+        if let descriptor = state.withLock({ $0.localCopyLock }) { localCopy?.unlock(descriptor) }
     }
 
     /// The revision the watch starts from when it connects next: the one after every change it knows of.
@@ -115,6 +146,11 @@ package final class EtcdStorage: Storage {
         let range: EtcdRange
         do {
             range = try await client.range(prefix: prefix)
+        } catch let error as EtcdError where error.isEndpointDown && localCopy != nil {
+            // The store opens from its local copy (``open(reporting:)``), without asking again.
+            let unreachable = failure(.readFailed, "the keys cannot be read", error)
+            state.withLock { $0.primeFoundNoEndpoint = unreachable }
+            return
         } catch {
             throw failure(.readFailed, "the keys cannot be read", error)
         }
@@ -126,6 +162,7 @@ package final class EtcdStorage: Storage {
     package var isPersistent: Bool { true }
 
     package func open(reporting report: (DefaultsError) -> Void) throws(DefaultsError) -> StoredMembers? {
+        if localCopy != nil { return try openWithLocalCopy(reporting: report) }
         if let range = state.withLock({ state in
             defer { state.primed = nil }; return state.primed
         }) {
@@ -148,6 +185,10 @@ package final class EtcdStorage: Storage {
     func take(_ range: EtcdRange) -> StoredMembers? {
         let (members, unreadable) = members(of: range.keyValues)
         state.withLock { state in
+            if localCopy != nil {
+                state.known = [:]
+                for member in members { state.known[Array(member.name.utf8)] = member.value }
+            }
             state.unreadable = unreadable
             for kv in range.keyValues {
                 guard let name = name(of: kv.key) else { continue }
