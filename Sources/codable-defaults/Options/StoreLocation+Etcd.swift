@@ -23,6 +23,11 @@ extension StoreLocation {
         OptionDeclaration(
             name: "etcd-password-file", valueName: "FILE",
             summary: "With --etcd-user: the user's password is the text of FILE (one trailing newline dropped)."),
+        OptionDeclaration(
+            name: "etcd-cache", valueName: "FILE",
+            summary:
+                "With --etcd: keep a local copy of the prefix in FILE; with no member answering, read it and keep writes in it."
+        ),
     ]
 
     /// The etcd store of `--etcd URLS --prefix P`, or `nil` without `--etcd`.
@@ -31,7 +36,8 @@ extension StoreLocation {
     ///   FILE, no `--prefix`, no URL, a user without a password file or a password file without a user.
     static func etcd(parsing arguments: ScannedArguments) throws(ToolError) -> StoreLocation? {
         guard let etcd = arguments.value("etcd") else {
-            for option in ["prefix", "etcd-user", "etcd-password-file"] where arguments.value(option) != nil {
+            for option in ["prefix", "etcd-user", "etcd-password-file", "etcd-cache"]
+            where arguments.value(option) != nil {
                 throw .usage("--\(option) is for a store in etcd; it needs --etcd")
             }
             return nil
@@ -56,7 +62,9 @@ extension StoreLocation {
         case (nil, _?):
             throw .usage("--etcd-password-file is the password of --etcd-user NAME; it needs --etcd-user")
         }
-        let location = StoreLocation.etcd(endpoints: endpoints, prefix: prefix, user: user)
+        let cache = arguments.value("etcd-cache")
+        if cache?.isEmpty == true { throw .usage("--etcd-cache FILE is empty") }
+        let location = StoreLocation.etcd(endpoints: endpoints, prefix: prefix, user: user, cache: cache)
         try refuseFile(arguments, option: location.commandLineSpelling)
         return location
     }

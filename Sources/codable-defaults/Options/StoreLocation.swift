@@ -12,8 +12,8 @@ enum StoreLocation: Sendable, Equatable {
     /// The standard store (`defaults.json`) of the app `application`.
     case standard(application: String)
     /// The store kept in the etcd cluster at `endpoints`, under the keys that start with `prefix`, as `user` when
-    /// the cluster has authentication.
-    case etcd(endpoints: [String], prefix: String, user: EtcdUser?)
+    /// the cluster has authentication, with its local copy in the file `cache` (`--etcd-cache`) when given.
+    case etcd(endpoints: [String], prefix: String, user: EtcdUser?, cache: String?)
 
     /// The options that say which store a command works on, instead of FILE.
     static let options = [
@@ -31,8 +31,9 @@ enum StoreLocation: Sendable, Equatable {
         case .suite(let name, let application?):
             return "--suite \(shellQuoted(name)) --app \(shellQuoted(application))"
         case .standard(let application): return "--standard \(shellQuoted(application))"
-        case .etcd(let endpoints, let prefix, let user):
-            let store = "--etcd \(shellQuoted(endpoints.joined(separator: ","))) --prefix \(shellQuoted(prefix))"
+        case .etcd(let endpoints, let prefix, let user, let cache):
+            var store = "--etcd \(shellQuoted(endpoints.joined(separator: ","))) --prefix \(shellQuoted(prefix))"
+            if let cache { store += " --etcd-cache \(shellQuoted(cache))" }
             guard let user else { return store }
             return store
                 + " --etcd-user \(shellQuoted(user.name)) --etcd-password-file \(shellQuoted(user.passwordFile))"

@@ -19,7 +19,9 @@ extension Tool {
     /// - Throws: ``DefaultsError`` (`invalidArgument` for an endpoint that is not a URL; `readFailed` naming the
     ///   password file when it cannot be read or is not UTF-8; what the initializer throws when etcd cannot be read
     ///   or refuses the user).
-    func openEtcd(_ endpoints: [String], prefix: String, user: EtcdUser?) throws(DefaultsError) -> Defaults {
+    func openEtcd(
+        _ endpoints: [String], prefix: String, user: EtcdUser?, cache: String?
+    ) throws(DefaultsError) -> Defaults {
         var urls: [URL] = []
         for endpoint in endpoints {
             guard let url = URL(string: endpoint) else {
@@ -29,9 +31,15 @@ extension Tool {
         }
         var password: String?
         if let user { password = try readPassword(from: user.passwordFile) }
+        let localCopy = cache.map { URL(fileURLWithPath: ArgumentPath.absolute($0)) }
         let defaults = try Defaults.openingEtcd(
-            urls, prefix: prefix, saveMode: .manual, username: user?.name, password: password)
-        etcdLocations[ObjectIdentifier(defaults)] = .etcd(endpoints: endpoints, prefix: prefix, user: user)
+            urls, prefix: prefix, saveMode: .manual, username: user?.name, password: password, localCopy: localCopy,
+            onError: { notice in
+                // Opening from the local copy is a note, not a failure: the command answers from it.
+                Output.printError("codable-defaults: note: \(notice.description)\n")
+            })
+        etcdLocations[ObjectIdentifier(defaults)] = .etcd(
+            endpoints: endpoints, prefix: prefix, user: user, cache: cache)
         return defaults
     }
 }

@@ -1,4 +1,5 @@
 import CodableDefaults
+import CodableDefaultsEtcd
 import Foundation
 
 /// The stores of a run: opened for the run, saved explicitly, read as JSON values.
@@ -24,8 +25,8 @@ extension Tool {
                 // An app's standard store is `defaults.json` in its directory: the suite named "defaults".
                 defaults = try Defaults(
                     url: Defaults.suiteURL(named: "defaults", application: application), saveMode: .manual)
-            case .etcd(let endpoints, let prefix, let user):
-                defaults = try openEtcd(endpoints, prefix: prefix, user: user)
+            case .etcd(let endpoints, let prefix, let user, let cache):
+                defaults = try openEtcd(endpoints, prefix: prefix, user: user, cache: cache)
             }
         } catch {
             throw ToolError(opening: error)
@@ -45,9 +46,24 @@ extension Tool {
         return defaults
     }
 
-    /// Keeps a store open until the process exits, and routes its unthrowable errors to the reporter.
+    /// Keeps a store open until the process exits, and routes its unthrowable errors to the reporter. An etcd
+    /// store with a local copy (`--etcd-cache`) reports its outage and its conflicts as notes instead: while no
+    /// member answers, the command answers from the copy and keeps its writes there, and a conflict concerns an
+    /// earlier write, not this command.
     func keep(_ defaults: Defaults) {
-        defaults.onError = reporter.handler
+        if case .etcd(_, _, _, _?) = etcdLocations[ObjectIdentifier(defaults)] {
+            let reporter = reporter.handler
+            defaults.onError = { [weak defaults] error in
+                let offline = (defaults?.isStale ?? false) || (defaults?.unsentChangeCount ?? 0) > 0
+                if error.code == .conflict || (offline && [.readFailed, .writeFailed].contains(error.code)) {
+                    Output.printError("codable-defaults: note: \(error)\n")
+                } else {
+                    reporter(error)
+                }
+            }
+        } else {
+            defaults.onError = reporter.handler
+        }
         openStores.append(defaults)
     }
 
@@ -56,6 +72,13 @@ extension Tool {
         if isDryRun { return try printDryRun(defaults) }
         do {
             try defaults.save()
+            if defaults.unsentChangeCount > 0,
+                case .etcd(_, _, _, let cache?) = etcdLocations[ObjectIdentifier(defaults)]
+            {
+                Output.printError(
+                    "codable-defaults: note: no etcd member answered: the change is kept in the local copy "
+                        + "\(cache) and sent by the next command or program that reaches the cluster with it\n")
+            }
         } catch  where error.code == .notDurable {
             // Written, only its directory's flush failed: the file holds the change, nothing is pending.
             throw ToolError(error)
@@ -69,7 +92,7 @@ extension Tool {
     /// The store file's path, for messages.
     func path(of defaults: Defaults) -> String {
         if let url = defaults.url { return url.path }
-        if case .etcd(let endpoints, let prefix, _) = etcdLocations[ObjectIdentifier(defaults)] {
+        if case .etcd(let endpoints, let prefix, _, _) = etcdLocations[ObjectIdentifier(defaults)] {
             return "etcd \(endpoints.joined(separator: ",")) \(prefix)"
         }
         return "(in memory)"
