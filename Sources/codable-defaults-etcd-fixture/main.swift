@@ -5,8 +5,11 @@
 //
 // USAGE
 //   codable-defaults-etcd-fixture ENDPOINTS PREFIX [--save-mode manual|immediate|idle:MS] [--user NAME PASSWORD]
+//                                 [--local-copy FILE]
 //     ENDPOINTS: comma-separated client URLs (http://127.0.0.1:2379,...). The save mode is `immediate` unless
-//     given. With `--user`, the store authenticates as NAME with PASSWORD (etcd's authentication).
+//     given. With `--user`, the store authenticates as NAME with PASSWORD (etcd's authentication). With
+//     `--local-copy`, the store keeps its local copy in FILE (it may open from it with no endpoint answering; the
+//     report of that comes as a `reported` line before `ready`).
 //
 //   Opens the store (`try await Defaults(etcd:prefix:saveMode:username:password:)`) and prints `ready PID`, or
 //   `error JSON` and exits with status 1 when it cannot. Then reads commands, one per line, from standard input
@@ -19,6 +22,7 @@
 //                                                  writer's change seen by the watch):
 //                                                  changed KEY JSON | changed KEY none   (asynchronously)
 //     increment KEY N   -> ok | error JSON         N times `modify(Int key KEY) { $0 += 1 }`, each one atomic
+//     status            -> status stale=BOOL unsent=N   `isStale` and `unsentChangeCount`
 //     echo TEXT         -> echo TEXT               a marker
 //     quit              -> bye                     exits with status 0 (pending changes are written first; a
 //                                                  failure is printed as a `reported` line)
@@ -92,6 +96,7 @@ let endpoints = arguments[0].split(separator: ",").compactMap { URL(string: Stri
 let prefix = arguments[1]
 var saveMode = Defaults.SaveMode.immediate
 var user: (name: String, password: String)?
+var localCopy: URL?
 var options = arguments.dropFirst(2)
 while let option = options.popFirst() {
     switch (option, options.first) {
@@ -100,6 +105,8 @@ while let option = options.popFirst() {
     case ("--save-mode", let mode?) where mode.hasPrefix("idle:"):
         guard let milliseconds = Int(mode.dropFirst(5)) else { usage("bad save mode \(mode)") }
         saveMode = .afterIdle(.milliseconds(milliseconds))
+    case ("--local-copy", let path?):
+        localCopy = URL(fileURLWithPath: path)
     case ("--user", let name?) where options.count >= 2:
         user = (name, options[options.startIndex + 1])
         options = options.dropFirst()
@@ -111,7 +118,8 @@ while let option = options.popFirst() {
 let defaults: Defaults
 do {
     defaults = try await Defaults(
-        etcd: endpoints, prefix: prefix, saveMode: saveMode, username: user?.name, password: user?.password
+        etcd: endpoints, prefix: prefix, saveMode: saveMode, username: user?.name, password: user?.password,
+        localCopy: localCopy
     ) { error in
         output.line("reported " + errorJSON(error))
     }
@@ -175,6 +183,8 @@ while let line = readLine() {
         } catch {
             output.line(usageLine("\(error)"))
         }
+    case ("status", nil):
+        output.line("status stale=\(defaults.isStale) unsent=\(defaults.unsentChangeCount)")
     case ("echo", _):
         output.line(line)
     case ("quit", nil):

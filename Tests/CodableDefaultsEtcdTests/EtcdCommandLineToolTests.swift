@@ -99,6 +99,40 @@ struct EtcdCommandLineToolTests {
         }
     }
 
+    @Test(.needsEtcd) func withALocalCopyAReadAnswersOfflineAndAWriteIsKeptAndSentByTheNextCommand() async throws {
+        try await EtcdServer.with { server in
+            let directory = try TemporaryDirectory()
+            let copy = directory.file("copy.json").path
+            let store = [
+                "--etcd", server.clientURLs.joined(separator: ","), "--prefix", "myservice/", "--etcd-cache", copy,
+            ]
+            #expect(try await tool(["write"] + store + ["volume", "0.8"]).status == .exited(0))
+            for member in server.members { try await server.kill(member) }
+
+            let read = try await toolWithErrors(["read"] + store + ["volume"])
+            #expect(read.status == .exited(0) && read.output == ["0.8"], "\(read.errors)")
+            #expect(read.errors.contains("note:") && read.errors.contains("serves its local copy \(copy)"))
+            #expect(read.errors.contains("stale"), "\(read.errors)")
+            let keys = try await toolWithErrors(["keys"] + store)
+            #expect(keys.status == .exited(0) && keys.output == ["volume"], "\(keys.errors)")
+            let write = try await toolWithErrors(["write"] + store + ["volume", "0.3"])
+            #expect(write.status == .exited(0), "\(write.errors)")
+            #expect(write.errors.contains("the change is kept in the local copy \(copy)"), "\(write.errors)")
+            #expect(try await tool(["read"] + store + ["volume"]) == (.exited(0), ["0.3"]), "the copy holds it")
+            // Without the copy, the store cannot open.
+            let without = Array(store.dropLast(2))
+            #expect(try await tool(["read"] + without + ["volume"]).status == .exited(4))
+
+            for member in server.members { try await server.restart(member) }
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.8\n")
+            // The next command that reaches the cluster sends it.
+            let online = try await toolWithErrors(["read"] + store + ["volume"])
+            #expect(online.status == .exited(0) && online.output == ["0.3"], "\(online.errors)")
+            #expect(!online.errors.contains("stale"), "\(online.errors)")
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.3\n")
+        }
+    }
+
     @Test(.needsEtcd) func writeReadKeysAndWatchWorkOnAPrefix() async throws {
         try await EtcdServer.with { server in
             let store = ["--etcd", server.clientURLs.joined(separator: ","), "--prefix", "myservice/"]
