@@ -216,6 +216,28 @@ private func refusal(_ json: String) -> DefaultsError? {
         #expect(try broken(#"{"enum": [1e400]}"#, "10e399") == [])
     }
 
+    @Test func numbersWithExponentsBeyondIntAreComparedExactly() throws {
+        // Exponents an `Int` cannot hold: neither a crash nor a comparison through `Double` (both infinite).
+        #expect(try broken(#"{"maximum": 1e99999999999999999999}"#, "2e99999999999999999999") != [])
+        #expect(try broken(#"{"maximum": 2e99999999999999999999}"#, "1e99999999999999999999") == [])
+        #expect(try broken(#"{"minimum": 1e-99999999999999999999}"#, "2e-99999999999999999999") == [])
+        #expect(try broken(#"{"minimum": 1e-99999999999999999999}"#, "1e-99999999999999999998") == [])
+        #expect(try broken(#"{"minimum": 1e-99999999999999999999}"#, "1e-100000000000000000000") != [])
+        #expect(try broken(#"{"maximum": 1e400}"#, "1e99999999999999999999") != [])
+        #expect(try broken(#"{"maximum": 1e9223372036854775807}"#, "1e9223372036854775806") == [])
+        #expect(try broken(#"{"maximum": 1e9223372036854775806}"#, "1e9223372036854775807") != [])
+        #expect(try broken(#"{"maximum": 1e-9223372036854775808}"#, "1e-9223372036854775807") != [])
+        #expect(try broken(#"{"type": "integer"}"#, "1e9223372036854775807") == [])
+        #expect(try broken(#"{"type": "integer"}"#, "1e-9223372036854775808") != [])
+    }
+
+    @Test func aCountTooLargeForIntIsRefusedNotACrash() throws {
+        let error = refusal(#"{"maxLength": 1e9223372036854775807}"#)
+        #expect(error?.code == .invalidArgument)
+        let huge = try JSONNumber(parsing: "1e9223372036854775807")
+        #expect(huge.intValue == nil && huge.int64Value == nil && huge.uint64Value == nil)
+    }
+
     @Test func lengthsCountUnicodeScalars() throws {
         // "é" decomposed is one Character but two scalars; "👍🏽" is one Character, two scalars.
         #expect(try broken(#"{"maxLength": 1}"#, #""e\u0301""#) != [])
