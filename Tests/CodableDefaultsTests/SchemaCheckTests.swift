@@ -308,6 +308,46 @@ private func refusal(_ json: String) -> DefaultsError? {
         #expect(all.keyNames == [] && all.title == nil && all.property(named: "a") == nil)
     }
 
+    @Test func aSecretKeysValueIsNeverQuoted() throws {
+        let schema = try Defaults.Schema(
+            parsing: #"""
+                {"properties": {"token": {"type": "string", "minLength": 12, "enum": ["hunter2hunter2"], "x-secret": true},
+                 "profile": {"properties": {"pin": {"type": "integer", "x-secret": true}}}},
+                 "maxProperties": 1}
+                """#)
+        #expect(schema.isSecret("token") && !schema.isSecret("profile") && !schema.isSecret("none"))
+        let document: JSONValue = ["token": "swordfish", "profile": ["pin": "swordfish"]]
+        let found = schema.violations(of: document)
+        #expect(found.count == 4, "\(found)")
+        for violation in found {
+            #expect(!violation.description.contains("swordfish"), "\(violation)")
+            #expect(!violation.description.contains("hunter2"), "\(violation)")
+        }
+        #expect(found.filter { $0.key == "token" }.allSatisfy { $0.value == nil })
+        #expect(found.contains { $0.description == #"/token: must be one of … (schema keyword "enum")"# })
+        let one = schema.violations(of: "swordfish", forKey: "token")
+        #expect(
+            one.map(\.description) == [
+                #"/token: must be one of … (schema keyword "enum")"#,
+                #"/token: must be at least 12 characters long (schema keyword "minLength")"#,
+            ])
+        // The whole document holds a secret, so the top level's violation quotes none of it; one holding none is
+        // quoted.
+        #expect(
+            found.first?.description
+                == #"(top level): must be an object of at most 1 members (schema keyword "maxProperties")"#)
+        #expect(schema.violations(of: ["a": 1, "b": 2]).first?.value == #"{"a":1,"b":2}"#)
+        // A secret in an array, and under `additionalProperties`.
+        let nested = try Defaults.Schema(
+            parsing: #"{"additionalProperties": {"items": {"type": "integer", "x-secret": true}}, "minProperties": 3}"#)
+        for violation in nested.violations(of: ["pins": ["swordfish"]]) {
+            #expect(!violation.description.contains("swordfish"), "\(violation)")
+        }
+        for violation in nested.violations(of: ["swordfish"], forKey: "pins") {
+            #expect(!violation.description.contains("swordfish"), "\(violation)")
+        }
+    }
+
     @Test func aKeysValueAloneAndItsRemoval() throws {
         let schema = try Defaults.Schema(
             parsing: #"""

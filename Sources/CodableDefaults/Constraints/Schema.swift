@@ -178,8 +178,9 @@ extension Defaults {
             public let keyword: String
             /// The rule in words, as ``description`` states it: "at most 1", "of type integer".
             public let rule: String
-            /// The value that breaks it as compact JSON (at most 80 characters, cut with `…`); `nil` for a secret
-            /// key's value, and for a missing member.
+            /// The value that breaks it as compact JSON (at most 80 characters, cut with `…`); `nil` for a value
+            /// the schema marks secret (`"x-secret": true`: a secret key's, or a member's or element's at any depth)
+            /// or one inside it, for an object or array holding such a value, and for a missing member.
             public let value: String?
 
             /// A violation of `rule` (stated by `keyword`) at `path`, by `value`.

@@ -166,12 +166,13 @@ final class SchemaNode: Sendable {
         (uniqueItems, items, properties, required, additionalProperties) = (false, nil, [:], [], nil)
     }
 
-    /// Adds to `found` every rule `value`, at `path`, breaks; a `secret` value is quoted in none.
+    /// Adds to `found` every rule `value`, at `path`, breaks; a `secret` value (or one this schema marks secret)
+    /// is quoted in none, and neither is a value holding one (an object or array with a secret part).
     func check(_ value: JSONValue, at path: [String], secret: Bool, into found: inout [Defaults.Schema.Violation]) {
+        let secret = secret || isSecret
         func broken(_ keyword: String, _ rule: String) {
-            found.append(
-                Defaults.Schema.Violation(
-                    path: path, keyword: keyword, rule: rule, value: secret ? nil : Self.shown(value)))
+            let quoted = secret || holdsSecret(value) ? nil : Self.shown(value)
+            found.append(Defaults.Schema.Violation(path: path, keyword: keyword, rule: rule, value: quoted))
         }
         guard allowsValue else { return broken("false", "absent (the schema allows nothing here)") }
         if let types, !types.contains(where: { Self.matches(value, type: $0) }) {
@@ -217,12 +218,28 @@ final class SchemaNode: Sendable {
                         path: path, keyword: "required", rule: "an object with \(Self.quoted(name))"))
             }
             for name in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                // A member of the top level is a key: its schema may mark it secret.
-                let secretMember = secret || (path.isEmpty && properties[name]?.isSecret == true)
-                member(name).check(members[name] ?? .null, at: path + [name], secret: secretMember, into: &found)
+                // A member's schema may mark it secret (a key's, or a member's at any depth): its check says so.
+                member(name).check(members[name] ?? .null, at: path + [name], secret: secret, into: &found)
             }
         case .null, .bool:
             break
+        }
+    }
+
+    /// Whether a part of `value` (a member or element, at any depth) has a schema here that marks it secret: a
+    /// violation of the whole then quotes none of it.
+    func holdsSecret(_ value: JSONValue) -> Bool {
+        switch value {
+        case .object(let members):
+            return members.contains { name, member in
+                let schema = self.member(name)
+                return schema.isSecret || schema.holdsSecret(member)
+            }
+        case .array(let elements):
+            guard let items else { return false }
+            return items.isSecret || elements.contains { items.holdsSecret($0) }
+        case .null, .bool, .number, .string:
+            return false
         }
     }
 
