@@ -246,6 +246,34 @@ private func refusal(_ json: String) -> DefaultsError? {
         #expect(try broken(#"{"maxLength": 1}"#, #""\ud83d\ude00""#) == [])
     }
 
+    @Test func stringsAndNamesAreComparedByTheirUnicodeScalars() throws {
+        // "\u{E9}" and "e\u{301}" are one string to Swift's `==`, two to JSON (and to every JSON Schema validator).
+        let (composed, decomposed) = ("\u{E9}", "e\u{301}")
+        #expect(try broken(#"{"enum": ["\u00e9"]}"#, #""e\u0301""#).map { $0.contains("enum") } == [true])
+        #expect(try broken(#"{"const": "\u00c5"}"#, #""\u212b""#).count == 1)
+        #expect(try broken(#"{"const": {"\u00e9": 1}}"#, #"{"e\u0301": 1}"#).count == 1)
+        #expect(try broken(#"{"const": {"\u00e9": 1}}"#, #"{"\u00e9": 1.0}"#) == [])
+        #expect(try broken(#"{"uniqueItems": true}"#, #"["\u00e9", "e\u0301"]"#) == [])
+        #expect(try broken(#"{"uniqueItems": true}"#, #"[["\u00e9"], ["\u00e9"]]"#).count == 1)
+        let schema = try Defaults.Schema(
+            parsing: #"{"properties": {"\u00e9": {"type": "integer"}}, "required": ["\u00e9"]}"#)
+        #expect(
+            schema.violations(of: [decomposed: "x"]).map(\.description) == [
+                #"(top level): must be an object with "\#(composed)" (schema keyword "required")"#
+            ])
+        #expect(schema.violations(of: [composed: "x"]).map(\.keyword) == ["type"])
+        #expect(schema.lists(composed) && !schema.lists(decomposed))
+        #expect(schema.violations(of: "x", forKey: decomposed) == [])
+        #expect(
+            schema.violations(of: nil, forKey: decomposed) == []
+                && schema.violations(of: nil, forKey: composed).count == 1)
+        // A name that matches a secret key's only up to normalization is still kept secret.
+        let secret = try Defaults.Schema(
+            parsing: #"{"properties": {"\u00e9": {"x-secret": true}}, "additionalProperties": {"type": "integer"}}"#)
+        #expect(secret.violations(of: [decomposed: "swordfish"]).map(\.value) == [nil])
+        #expect(secret.violations(of: "swordfish", forKey: decomposed).map(\.value) == [nil])
+    }
+
     @Test func nestedPathsAndPointersEscapeTildeAndSlash() throws {
         let schema = try Defaults.Schema(
             parsing: #"""
