@@ -284,7 +284,7 @@ final class SchemaNode: Sendable {
         return false
     }
 
-    /// Where `pointer` is, for messages: `"(top level)"` or the pointer.
+    /// Where `pointer` is, for messages: `the top level` or the pointer.
     private static func place(_ pointer: String) -> String {
         pointer.isEmpty ? "the top level" : pointer
     }
