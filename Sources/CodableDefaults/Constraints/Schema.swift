@@ -25,7 +25,9 @@ extension Defaults {
     /// `oneOf`, …) is refused when the schema is read, naming it and where it is: a schema this type cannot check
     /// in full is never taken as checked.
     ///
-    /// Numbers are compared exactly, as decimals (`0.1` is not more than `0.1000`), whatever their size.
+    /// Numbers are compared exactly, as decimals (`0.1` is not more than `0.1000`), whatever their size. Strings (in
+    /// `enum`, `const` and `uniqueItems`) and member names (`properties`, `required`) are compared by their Unicode
+    /// scalars, as JSON compares them: `"é"` and `"e\u{301}"` differ.
     ///
     /// A schema is a value: `Sendable`, and safe to use from any thread.
     public struct Schema: Sendable {
@@ -139,7 +141,7 @@ extension Defaults {
         /// every stored key (a key it does not list is allowed unless the schema says `additionalProperties:
         /// false`).
         public func lists(_ name: String) -> Bool {
-            root.properties[name] != nil
+            SchemaNode.exactly(name, in: root.properties) != nil
         }
 
         /// Every rule `document` (a whole store file's top level) breaks, in the order of the document's members
@@ -157,7 +159,7 @@ extension Defaults {
         public func violations(of value: JSONValue?, forKey name: String) -> [Violation] {
             var found: [Violation] = []
             guard let value else {
-                if root.required.contains(name) {
+                if root.required.contains(where: { $0.unicodeScalars.elementsEqual(name.unicodeScalars) }) {
                     found.append(Violation(path: [name], keyword: "required", rule: "present (the schema requires it)"))
                 }
                 return found
@@ -165,7 +167,8 @@ extension Defaults {
             guard root.allowsValue else {
                 return [Violation(path: [name], keyword: "false", rule: "absent (the schema allows nothing)")]
             }
-            root.member(name).check(value, at: [name], secret: isSecret(name), into: &found)
+            let secret = isSecret(name) || root.marksSecret(name)
+            root.member(name).check(value, at: [name], secret: secret, into: &found)
             return found
         }
 
@@ -178,8 +181,9 @@ extension Defaults {
             public let keyword: String
             /// The rule in words, as ``description`` states it: "at most 1", "of type integer".
             public let rule: String
-            /// The value that breaks it as compact JSON (at most 80 characters, cut with `…`); `nil` for a secret
-            /// key's value, and for a missing member.
+            /// The value that breaks it as compact JSON (at most 80 characters, cut with `…`); `nil` for a value
+            /// the schema marks secret (`"x-secret": true`: a secret key's, or a member's or element's at any depth)
+            /// or one inside it, for an object or array holding such a value, and for a missing member.
             public let value: String?
 
             /// A violation of `rule` (stated by `keyword`) at `path`, by `value`.

@@ -149,10 +149,16 @@ final class SchemaNode: Sendable {
         }
     }
 
-    /// The schema of the member `name` of an object: its `properties` schema, else `additionalProperties`, else
-    /// the schema that allows anything.
+    /// The schema of the member `name` of an object: its `properties` schema (the name matched by its Unicode
+    /// scalars), else `additionalProperties`, else the schema that allows anything.
     func member(_ name: String) -> SchemaNode {
-        properties[name] ?? additionalProperties ?? SchemaNode.anything
+        Self.exactly(name, in: properties) ?? additionalProperties ?? SchemaNode.anything
+    }
+
+    /// Whether the schema `properties` of the member `name`, or any schema it gives that member, marks it secret:
+    /// a name that matches a secret property's only up to Unicode normalization is kept secret too.
+    func marksSecret(_ name: String) -> Bool {
+        member(name).isSecret || properties[name]?.isSecret == true
     }
 
     /// The schema `true`.
@@ -166,18 +172,19 @@ final class SchemaNode: Sendable {
         (uniqueItems, items, properties, required, additionalProperties) = (false, nil, [:], [], nil)
     }
 
-    /// Adds to `found` every rule `value`, at `path`, breaks; a `secret` value is quoted in none.
+    /// Adds to `found` every rule `value`, at `path`, breaks; a `secret` value (or one this schema marks secret)
+    /// is quoted in none, and neither is a value holding one (an object or array with a secret part).
     func check(_ value: JSONValue, at path: [String], secret: Bool, into found: inout [Defaults.Schema.Violation]) {
+        let secret = secret || isSecret
         func broken(_ keyword: String, _ rule: String) {
-            found.append(
-                Defaults.Schema.Violation(
-                    path: path, keyword: keyword, rule: rule, value: secret ? nil : Self.shown(value)))
+            let quoted = secret || holdsSecret(value) ? nil : Self.shown(value)
+            found.append(Defaults.Schema.Violation(path: path, keyword: keyword, rule: rule, value: quoted))
         }
         guard allowsValue else { return broken("false", "absent (the schema allows nothing here)") }
         if let types, !types.contains(where: { Self.matches(value, type: $0) }) {
             return broken("type", "of type " + types.joined(separator: " or "))
         }
-        if let allowed, !allowed.contains(value) {
+        if let allowed, !allowed.contains(where: { Self.same($0, value) }) {
             let spelled = allowed.map { secret ? "…" : Self.shown($0) }.joined(separator: ", ")
             broken(allowedKeyword, allowedKeyword == "const" ? "equal to \(spelled)" : "one of \(spelled)")
         }
@@ -198,7 +205,7 @@ final class SchemaNode: Sendable {
         case .array(let elements):
             if let minItems, elements.count < minItems { broken("minItems", "at least \(minItems) elements long") }
             if let maxItems, elements.count > maxItems { broken("maxItems", "at most \(maxItems) elements long") }
-            if uniqueItems, Set(elements).count != elements.count { broken("uniqueItems", "without repeated elements") }
+            if uniqueItems, Self.repeats(elements) { broken("uniqueItems", "without repeated elements") }
             if let items {
                 for (index, element) in elements.enumerated() {
                     items.check(element, at: path + [String(index)], secret: secret, into: &found)
@@ -211,14 +218,14 @@ final class SchemaNode: Sendable {
             if let maxProperties, members.count > maxProperties {
                 broken("maxProperties", "an object of at most \(maxProperties) members")
             }
-            for name in required where members[name] == nil {
+            for name in required where Self.exactly(name, in: members) == nil {
                 found.append(
                     Defaults.Schema.Violation(
                         path: path, keyword: "required", rule: "an object with \(Self.quoted(name))"))
             }
             for name in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                // A member of the top level is a key: its schema may mark it secret.
-                let secretMember = secret || (path.isEmpty && properties[name]?.isSecret == true)
+                // A member's schema may mark it secret (a key's, or a member's at any depth): its check says so.
+                let secretMember = secret || marksSecret(name)
                 member(name).check(members[name] ?? .null, at: path + [name], secret: secretMember, into: &found)
             }
         case .null, .bool:
@@ -226,7 +233,58 @@ final class SchemaNode: Sendable {
         }
     }
 
-    /// Where `pointer` is, for messages: `"(top level)"` or the pointer.
+    /// Whether a part of `value` (a member or element, at any depth) has a schema here that marks it secret: a
+    /// violation of the whole then quotes none of it.
+    func holdsSecret(_ value: JSONValue) -> Bool {
+        switch value {
+        case .object(let members):
+            return members.contains { name, member in marksSecret(name) || self.member(name).holdsSecret(member) }
+        case .array(let elements):
+            guard let items else { return false }
+            return items.isSecret || elements.contains { items.holdsSecret($0) }
+        case .null, .bool, .number, .string:
+            return false
+        }
+    }
+
+    /// The value of the member `name` of `members` when their names are the same Unicode scalars, else `nil`.
+    /// (A `[String: …]` looks names up by Swift's `==`, which also matches canonically equivalent names: `"é"` and
+    /// `"e\u{301}"`, two names to JSON.)
+    static func exactly<Value>(_ name: String, in members: [String: Value]) -> Value? {
+        guard let index = members.index(forKey: name),
+            members[index].key.unicodeScalars.elementsEqual(name.unicodeScalars)
+        else { return nil }
+        return members[index].value
+    }
+
+    /// Whether two values are equal as JSON Schema counts equality: numbers by value (`1` and `1.0`), strings and
+    /// member names by their Unicode scalars (Swift's `==` on `JSONValue` also counts `"é"` and `"e\u{301}"` equal).
+    static func same(_ lhs: JSONValue, _ rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.string(let left), .string(let right)):
+            return left.unicodeScalars.elementsEqual(right.unicodeScalars)
+        case (.array(let left), .array(let right)):
+            return left.count == right.count && zip(left, right).allSatisfy { same($0, $1) }
+        case (.object(let left), .object(let right)):
+            return left.count == right.count
+                && left.allSatisfy { name, value in exactly(name, in: right).map { same(value, $0) } ?? false }
+        default:
+            return lhs == rhs
+        }
+    }
+
+    /// Whether two of `elements` are ``same(_:_:)``. Values that are the same are equal by `==` (which is coarser),
+    /// so they hash alike: only those of one hash bucket are compared.
+    static func repeats(_ elements: [JSONValue]) -> Bool {
+        var seen: [JSONValue: [JSONValue]] = [:]
+        for element in elements {
+            if seen[element, default: []].contains(where: { same($0, element) }) { return true }
+            seen[element, default: []].append(element)
+        }
+        return false
+    }
+
+    /// Where `pointer` is, for messages: `the top level` or the pointer.
     private static func place(_ pointer: String) -> String {
         pointer.isEmpty ? "the top level" : pointer
     }

@@ -319,7 +319,8 @@ private struct Canonical: Hashable {
     /// The magnitude as a whole number when it is one that fits `UInt64`, else `nil`.
     var wholeMagnitude: UInt64? {
         guard !digits.isEmpty else { return 0 }
-        guard let power = Int(exponent), power >= 0, digits.count + power <= 20 else { return nil }
+        // `power <= 20 - digits.count`, not `digits.count + power <= 20`: an exponent near `Int.max` would overflow.
+        guard let power = Int(exponent), power >= 0, power <= 20 - digits.count else { return nil }
         var value: UInt64 = 0
         for digit in digits + repeatElement(UInt8(ascii: "0"), count: power) {
             let (times, overflow) = value.multipliedReportingOverflow(by: 10)
@@ -339,24 +340,17 @@ extension JSONNumber {
         return number.digits.isEmpty || !number.exponent.hasPrefix("-")
     }
 
-    /// The order of two numbers by value, exactly for exponents that fit an `Int` (by `doubleValue` beyond):
-    /// -1 when `lhs` is less, 0 when equal, 1 when greater.
+    /// The order of two numbers by value, exactly, whatever the size of their exponents: -1 when `lhs` is less, 0
+    /// when equal, 1 when greater.
     static func order(_ lhs: JSONNumber, _ rhs: JSONNumber) -> Int {
         if lhs == rhs { return 0 }
         let left = Canonical(lhs.literal)
         let right = Canonical(rhs.literal)
         func sign(_ number: Canonical) -> Int { number.digits.isEmpty ? 0 : (number.isNegative ? -1 : 1) }
         if sign(left) != sign(right) { return sign(left) < sign(right) ? -1 : 1 }
-        guard let leftExponent = Int(left.exponent), let rightExponent = Int(right.exponent) else {
-            return lhs.doubleValue < rhs.doubleValue ? -1 : (lhs.doubleValue > rhs.doubleValue ? 1 : 0)
-        }
         // Both nonzero, of one sign: first the place of the leading digit, then the digits from the left.
-        let leftPlace = left.digits.count + leftExponent
-        let rightPlace = right.digits.count + rightExponent
-        var magnitude = 0
-        if leftPlace != rightPlace {
-            magnitude = leftPlace < rightPlace ? -1 : 1
-        } else {
+        var magnitude = Canonical.order(left.place, right.place)
+        if magnitude == 0 {
             for index in 0..<max(left.digits.count, right.digits.count) {
                 let a = index < left.digits.count ? left.digits[index] : 0x30
                 let b = index < right.digits.count ? right.digits[index] : 0x30
@@ -367,5 +361,34 @@ extension JSONNumber {
             }
         }
         return sign(left) * magnitude
+    }
+}
+
+extension Canonical {
+    /// The place of a nonzero number's leading digit (the digits' count plus the exponent), as a sign and ASCII
+    /// decimal digits without leading zeros (`"0"` for zero): exact for an exponent of any size.
+    fileprivate var place: (negative: Bool, digits: [UInt8]) {
+        if let power = Int(exponent) {
+            let (sum, overflow) = power.addingReportingOverflow(digits.count)
+            if !overflow { return (sum < 0, Array(String(sum.magnitude).utf8)) }
+        }
+        // An exponent of 19 digits or more: far larger than the count of digits, so the sum keeps its sign.
+        let negative = exponent.hasPrefix("-")
+        let written = Array(exponent.utf8.drop { $0 == UInt8(ascii: "-") })
+        return (negative, Self.add(UInt(digits.count), to: written, subtracting: negative))
+    }
+
+    /// The order of two signed whole numbers written as `place` writes them: -1, 0 or 1.
+    fileprivate static func order(
+        _ lhs: (negative: Bool, digits: [UInt8]), _ rhs: (negative: Bool, digits: [UInt8])
+    ) -> Int {
+        if lhs.negative != rhs.negative { return lhs.negative ? -1 : 1 }
+        var magnitude = 0
+        if lhs.digits.count != rhs.digits.count {
+            magnitude = lhs.digits.count < rhs.digits.count ? -1 : 1
+        } else if lhs.digits != rhs.digits {
+            magnitude = lhs.digits.lexicographicallyPrecedes(rhs.digits) ? -1 : 1
+        }
+        return lhs.negative ? -magnitude : magnitude
     }
 }
