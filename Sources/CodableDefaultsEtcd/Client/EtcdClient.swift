@@ -107,6 +107,12 @@ package final class EtcdClient: Sendable {
             guard let base = components.url else {
                 throw EtcdError(.invalidEndpoint, endpoint: text, message: "cannot make a URL of its host and port")
             }
+            #if canImport(Glibc)
+                // Refused now, with the reason, rather than at every call (see ``CurlHTTP``).
+                if scheme == "https", let reason = CurlHTTP.unavailableReason {
+                    throw EtcdError(.invalidEndpoint, endpoint: text, message: reason)
+                }
+            #endif
             urls.append(base)
         }
         self.endpoints = urls
@@ -277,6 +283,17 @@ package final class EtcdClient: Sendable {
 
     /// Sends one POST to `endpoint` and waits for its answer: the body and the HTTP status.
     private func exchange(_ endpoint: URL, _ path: String, _ body: Data, token: String?) throws -> (Data, Int) {
+        #if canImport(Glibc)
+            if endpoint.scheme == "https" {
+                var headers = [("Content-Type", "application/json")]
+                if let token { headers.append(("Authorization", token)) }
+                let url = endpoint.appendingPathComponent(String(path.dropFirst())).absoluteString
+                let answer = try CurlHTTP.post(
+                    url: url, body: body, headers: headers, timeout: requestTimeout,
+                    maximumAnswerSize: maximumAnswerSize, endpoint: endpoint.absoluteString)
+                return (answer.body, answer.status)
+            }
+        #endif
         #if !canImport(Darwin)
             if endpoint.scheme == "http", let host = endpoint.host {
                 var headers = [("Content-Type", "application/json")]
