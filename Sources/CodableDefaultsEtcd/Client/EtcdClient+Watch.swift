@@ -102,13 +102,22 @@ extension EtcdClient {
         renewToken: Bool
     ) async throws {
         let token = try await currentToken(at: endpoint)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = watchIdleTimeout
-        configuration.timeoutIntervalForResource = .infinity
-        configuration.urlCache = nil
-        let request = makeRequest(endpoint, "/v3/watch", body, token: token, timeout: watchIdleTimeout)
-        let connection = WatchConnection(
-            request: request, endpoint: endpoint, configuration: configuration, maximumMessageSize: maximumAnswerSize)
+        #if canImport(Glibc)
+            var headers = [("Content-Type", "application/json")]
+            if let token { headers.append(("Authorization", token)) }
+            let connection = CurlWatch(
+                url: endpoint.appendingPathComponent("v3/watch").absoluteString, body: body, headers: headers,
+                idleTimeout: watchIdleTimeout, maximumMessageSize: maximumAnswerSize, endpoint: endpoint)
+        #else
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.timeoutIntervalForRequest = watchIdleTimeout
+            configuration.timeoutIntervalForResource = .infinity
+            configuration.urlCache = nil
+            let request = makeRequest(endpoint, "/v3/watch", body, token: token, timeout: watchIdleTimeout)
+            let connection = WatchConnection(
+                request: request, endpoint: endpoint, configuration: configuration,
+                maximumMessageSize: maximumAnswerSize)
+        #endif
         var accepted = false
         do {
             try await withTaskCancellationHandler {

@@ -40,11 +40,61 @@
             url: String, body: Data, headers: [(String, String)], timeout: TimeInterval, maximumAnswerSize: Int,
             endpoint: String
         ) throws -> PlainHTTP.Answer {
-            let curl: Library
+            let curl = try loaded(endpoint: endpoint)
+            let sink = Sink(limit: maximumAnswerSize)
+            // libcurl's write callback: appends to the sink; a body over its limit ends the transfer (libcurl then
+            // fails it, `CURLE_WRITE_ERROR`).
+            let write: WriteFunction = { bytes, size, count, box in
+                guard let bytes, let box else { return 0 }
+                let sink = Unmanaged<Sink>.fromOpaque(box).takeUnretainedValue()
+                let length = size * count
+                guard sink.data.count + length <= sink.limit else {
+                    sink.isTooLarge = true
+                    return 0
+                }
+                sink.data.append(UnsafeRawPointer(bytes).assumingMemoryBound(to: UInt8.self), count: length)
+                return length
+            }
+            let milliseconds = max(1, Int((timeout * 1000).rounded(.up)))
+            let outcome = try withExtendedLifetime(sink) {
+                try transfer(
+                    curl, url: url, body: body, headers: headers, endpoint: endpoint, write: write,
+                    box: Unmanaged.passUnretained(sink).toOpaque()
+                ) { handle in
+                    curl.setLong(handle, Option.timeoutMilliseconds, milliseconds)
+                }
+            }
+            if sink.isTooLarge {
+                throw EtcdError(
+                    .badResponse, endpoint: endpoint,
+                    message: "the answer is over \(maximumAnswerSize) bytes, more than etcd sends")
+            }
+            if let failure = outcome.failure { throw EtcdError(.unreachable, endpoint: endpoint, message: failure) }
+            return PlainHTTP.Answer(status: outcome.status, body: sink.data)
+        }
+
+        /// libcurl's functions, or ``EtcdError/Code/invalidEndpoint`` saying why there are none.
+        static func loaded(endpoint: String) throws(EtcdError) -> Library {
             switch library {
-            case .success(let found): curl = found
+            case .success(let found): found
             case .failure(let failure): throw EtcdError(.invalidEndpoint, endpoint: endpoint, message: failure.reason)
             }
+        }
+
+        /// libcurl's write callback: the bytes, their size and count, and the box given with them.
+        typealias WriteFunction =
+            @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int
+
+        /// Runs one POST of `body` to `url` (`http://` or `https://`) on the calling thread, with `headers`, the
+        /// settings `configure` adds (it returns the first non-zero `CURLcode` of them), and `write` given each
+        /// part of the body with `box`. Returns the HTTP status (0 when none came), or libcurl's words when the
+        /// transfer failed.
+        ///
+        /// - Throws: ``EtcdError/Code/unreachable`` when libcurl cannot start the transfer.
+        static func transfer(
+            _ curl: Library, url: String, body: Data, headers: [(String, String)], endpoint: String,
+            write: WriteFunction, box: UnsafeMutableRawPointer, configure: (OpaquePointer) -> Int32
+        ) throws(EtcdError) -> (status: Int, failure: String?) {
             guard let handle = curl.easyInit() else {
                 throw EtcdError(.unreachable, endpoint: endpoint, message: "libcurl could not make a transfer")
             }
@@ -58,72 +108,47 @@
                 }
                 list = longer
             }
-            let sink = Sink(limit: maximumAnswerSize)
-            // libcurl's write callback: appends to the sink; a body over its limit ends the transfer (libcurl then
-            // fails it, `CURLE_WRITE_ERROR`).
-            let write: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
-                bytes, size, count, box in
-                guard let bytes, let box else { return 0 }
-                let sink = Unmanaged<Sink>.fromOpaque(box).takeUnretainedValue()
-                let length = size * count
-                guard sink.data.count + length <= sink.limit else {
-                    sink.isTooLarge = true
-                    return 0
-                }
-                sink.data.append(UnsafeRawPointer(bytes).assumingMemoryBound(to: UInt8.self), count: length)
-                return length
-            }
+            let scheme = url.lowercased().hasPrefix("https:") ? Scheme.https : Scheme.http
             var errorText = [CChar](repeating: 0, count: 256 + 1)  // CURL_ERROR_SIZE
-            let milliseconds = max(1, Int((timeout * 1000).rounded(.up)))
-            let code: Int32 = withExtendedLifetime(sink) {
-                url.withCString { url in
-                    body.withUnsafeBytes { body in
-                        errorText.withUnsafeMutableBufferPointer { errorText in
-                            let box = Unmanaged.passUnretained(sink).toOpaque()
-                            let settings: [Int32] = [
-                                curl.setPointer(handle, Option.url, url),
-                                curl.setLong(handle, Option.protocols, Scheme.https),
-                                curl.setLong(handle, Option.redirectProtocols, Scheme.https),
-                                curl.setLong(handle, Option.noSignal, 1),
-                                curl.setLong(handle, Option.timeoutMilliseconds, milliseconds),
-                                curl.setLong(handle, Option.post, 1),
-                                curl.setLong(handle, Option.postFieldSize, body.count),
-                                // An empty body still needs a pointer, or libcurl reads one from a callback.
-                                curl.setPointer(handle, Option.postFields, body.baseAddress ?? UnsafeRawPointer(url)),
-                                curl.setPointer(handle, Option.httpHeader, UnsafeRawPointer(list)),
-                                curl.setPointer(
-                                    handle, Option.writeFunction, unsafeBitCast(write, to: UnsafeRawPointer.self)),
-                                curl.setPointer(handle, Option.writeData, box),
-                                curl.setPointer(handle, Option.errorBuffer, errorText.baseAddress),
-                            ]
-                            if let refused = settings.first(where: { $0 != 0 }) { return refused }
-                            if let bundle = trustStoreFallback(curl, handle) {
-                                let set = bundle.withCString { curl.setPointer(handle, Option.caInfo, $0) }
-                                guard set == 0 else { return set }
-                            }
-                            return curl.perform(handle)
+            let code: Int32 = url.withCString { url in
+                body.withUnsafeBytes { body in
+                    errorText.withUnsafeMutableBufferPointer { errorText in
+                        let settings: [Int32] = [
+                            curl.setPointer(handle, Option.url, url),
+                            curl.setLong(handle, Option.protocols, scheme),
+                            curl.setLong(handle, Option.redirectProtocols, scheme),
+                            curl.setLong(handle, Option.noSignal, 1),
+                            curl.setLong(handle, Option.post, 1),
+                            curl.setLong(handle, Option.postFieldSize, body.count),
+                            // An empty body still needs a pointer, or libcurl reads one from a callback.
+                            curl.setPointer(handle, Option.postFields, body.baseAddress ?? UnsafeRawPointer(url)),
+                            curl.setPointer(handle, Option.httpHeader, UnsafeRawPointer(list)),
+                            curl.setPointer(
+                                handle, Option.writeFunction, unsafeBitCast(write, to: UnsafeRawPointer.self)),
+                            curl.setPointer(handle, Option.writeData, box),
+                            curl.setPointer(handle, Option.errorBuffer, errorText.baseAddress),
+                            configure(handle),
+                        ]
+                        if let refused = settings.first(where: { $0 != 0 }) { return refused }
+                        if let bundle = trustStoreFallback(curl, handle) {
+                            let set = bundle.withCString { curl.setPointer(handle, Option.caInfo, $0) }
+                            guard set == 0 else { return set }
                         }
+                        return curl.perform(handle)
                     }
                 }
-            }
-            if sink.isTooLarge {
-                throw EtcdError(
-                    .badResponse, endpoint: endpoint,
-                    message: "the answer is over \(maximumAnswerSize) bytes, more than etcd sends")
             }
             guard code == 0 else {
                 let detail = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 let meaning = curl.strerror(code).map { String(cString: $0) } ?? "libcurl error"
                 let said = detail.isEmpty || detail == meaning ? meaning : "\(meaning): \(detail)"
-                throw EtcdError(.unreachable, endpoint: endpoint, message: "\(said) (libcurl error \(code))")
+                return (0, "\(said) (libcurl error \(code))")
             }
             var status = 0
-            let got = curl.getLong(handle, Info.responseCode, &status)
-            guard got == 0, status > 0 else {
-                throw EtcdError(
-                    .unreachable, endpoint: endpoint, message: "the server closed the connection without an answer")
+            guard curl.getLong(handle, Info.responseCode, &status) == 0, status > 0 else {
+                return (0, "the server closed the connection without an answer")
             }
-            return PlainHTTP.Answer(status: status, body: sink.data)
+            return (status, nil)
         }
 
         /// The body as it arrives, at most `limit` bytes.
@@ -151,7 +176,7 @@
         /// The few libcurl functions the client calls. `curl_easy_setopt` and `curl_easy_getinfo` are variadic in
         /// C; they are called here with one argument of a fixed integer or pointer type, which the x86-64 and
         /// AArch64 Linux calling conventions pass exactly as a variadic argument.
-        private struct Library: @unchecked Sendable {
+        struct Library: @unchecked Sendable {
             let easyInit: @convention(c) () -> OpaquePointer?
             let easyCleanup: @convention(c) (OpaquePointer?) -> Void
             let perform: @convention(c) (OpaquePointer?) -> Int32
@@ -224,7 +249,7 @@
         }()
 
         /// `CURLoption` values.
-        private enum Option {
+        enum Option {
             static let writeData: Int32 = 10_001
             static let url: Int32 = 10_002
             static let errorBuffer: Int32 = 10_010
@@ -238,16 +263,24 @@
             static let protocols: Int32 = 181
             static let redirectProtocols: Int32 = 182
             static let writeFunction: Int32 = 20_011
+            static let noProgress: Int32 = 43
+            static let progressData: Int32 = 10_057
+            static let socketOptionFunction: Int32 = 20_148
+            static let socketOptionData: Int32 = 10_149
+            static let closeSocketFunction: Int32 = 20_208
+            static let closeSocketData: Int32 = 10_209
+            static let transferInfoFunction: Int32 = 20_219
         }
 
         /// `CURLINFO` values.
-        private enum Info {
+        enum Info {
             static let responseCode: Int32 = 0x20_0000 + 2
             static let caInfo: Int32 = 0x10_0000 + 61
         }
 
         /// `CURLPROTO_*` values.
         private enum Scheme {
+            static let http = 1
             static let https = 2
         }
     }
