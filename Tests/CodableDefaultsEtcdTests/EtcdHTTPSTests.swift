@@ -163,9 +163,10 @@ extension Trait where Self == ConditionTrait {
 
 /// A stand-in for etcd's gateway over TLS on 127.0.0.1 (python3's `ssl` and `http.server`, port chosen by the
 /// system) whose every answer is chunked and ends in an HTTP trailer, as etcd 3.4's gateway answers when gRPC gave
-/// it trailing metadata: `/v3/auth/authenticate` gives a token for the password `right` (HTTP 200) and refuses
-/// any other (HTTP 400, etcd's words); every other path is refused with etcd's "permission denied" (HTTP 403).
-/// It prints each request's path on its standard error.
+/// it trailing metadata. `/v3/auth/authenticate` gives a token for the password `right` (HTTP 200) and refuses
+/// any other (HTTP 400, etcd's words); `/v3/kv/range` answers the user `reader` with no keys (HTTP 200) and
+/// refuses anyone else with etcd's "permission denied" (HTTP 403), as every other path (`/v3/watch` included)
+/// does. It prints its port, then `request PATH` for each request, on its standard output.
 private struct TrailerServer {
     static let script = #"""
         import http.server, json, socketserver, ssl, sys
@@ -175,13 +176,17 @@ private struct TrailerServer {
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                sys.stderr.write("request %s\n" % self.path)
-                sys.stderr.flush()
-                if self.path == "/v3/auth/authenticate" and json.loads(body).get("password") == "right":
-                    status, answer = 200, {"header": {"revision": "1"}, "token": "token.1"}
-                elif self.path == "/v3/auth/authenticate":
-                    message = "etcdserver: authentication failed, invalid user ID or password"
-                    status, answer = 400, {"error": message, "code": 3, "message": message}
+                print("request %s" % self.path, flush=True)
+                token = self.headers.get("Authorization")
+                if self.path == "/v3/auth/authenticate":
+                    request = json.loads(body)
+                    if request.get("password") == "right":
+                        status, answer = 200, {"header": {"revision": "1"}, "token": "token." + request.get("name")}
+                    else:
+                        message = "etcdserver: authentication failed, invalid user ID or password"
+                        status, answer = 400, {"error": message, "code": 3, "message": message}
+                elif self.path == "/v3/kv/range" and token == "token.reader":
+                    status, answer = 200, {"header": {"revision": "1"}}
                 else:
                     message = "etcdserver: permission denied"
                     status, answer = 403, {"error": message, "code": 7, "message": message}
@@ -227,13 +232,24 @@ private struct TrailerServer {
         url = "https://127.0.0.1:\(port)"
     }
 
-    /// Stops the server and returns the paths it was asked for, in order.
+    /// Waits until the server is asked for `path` for the `count`th time; returns every path asked for until then.
+    func waitForRequests(to path: String, count: Int) throws -> [String] {
+        var paths: [String] = []
+        while paths.filter({ $0 == path }).count < count {
+            guard let line = try process.readLine(timeout: 60), line.hasPrefix("request ") else {
+                throw ChildProcessError(description: "the trailer server stopped; it was asked for \(paths)")
+            }
+            paths.append(String(line.dropFirst("request ".count)))
+        }
+        return paths
+    }
+
+    /// Stops the server and returns the paths it was asked for since the last wait, in order.
     func stop() throws -> [String] {
         process.kill(SIGKILL)
+        let lines = try process.readToEnd(timeout: 30)
         _ = try process.wait(timeout: 30)
-        return try process.standardError().split(separator: "\n").compactMap {
-            $0.hasPrefix("request ") ? String($0.dropFirst("request ".count)) : nil
-        }
+        return lines.compactMap { $0.hasPrefix("request ") ? String($0.dropFirst("request ".count)) : nil }
     }
 }
 
@@ -268,5 +284,29 @@ struct EtcdHTTPSTrailerTests {
         // Both processes were answered by the server, the second one past authentication.
         #expect(requests.filter { $0 == "/v3/auth/authenticate" }.count == 2, "\(requests)")
         #expect(requests.contains("/v3/kv/range"), "\(requests)")
+    }
+
+    /// The store's watch, refused with an answer that ends in a trailer, is an error the store retries: the
+    /// process goes on and answers.
+    @Test func aWatchRefusedWithATrailerIsAnErrorAndTheProcessGoesOn() async throws {
+        let made = try await TestCertificate()
+        let (opened, requests, lines) = try await onThread { () throws -> (String, [String], [String]) in
+            let server = try TrailerServer(made)
+            let reader = try startTrusting(made.certificate, [server.url, "myservice/", "--user", "reader", "right"])
+            let opened = try nextLine(reader)
+            // The watch's first answer (HTTP 403 and a trailer) was taken, since the store asked again.
+            let requests: [String]
+            do {
+                requests = try server.waitForRequests(to: "/v3/watch", count: 2)
+            } catch {
+                throw ChildProcessError(description: "\(error); the store's process: \(try reader.wait(timeout: 5))")
+            }
+            let lines = [try reader.ask("echo still here"), try reader.ask("quit"), "\(try reader.wait(timeout: 30))"]
+            _ = try server.stop()
+            return (opened, requests, lines)
+        }
+        #expect(opened.hasPrefix("ready"), "\(opened)")
+        #expect(requests.first == "/v3/auth/authenticate", "\(requests)")
+        #expect(lines == ["echo still here", "bye", "exit status 0"])
     }
 }
