@@ -14,7 +14,7 @@
     /// at once from any thread: it shuts the transfer's sockets down.
     ///
     /// The transfer blocks a thread of its own (a serial dispatch queue's) for as long as the watch runs.
-    final class CurlWatch: Sendable {
+    final class CurlWatch: WatchTransport {
         /// The messages of the watch, in order.
         let messages: AsyncThrowingStream<Wire.WatchMessage, any Error>
         private let sockets = Sockets()

@@ -4,8 +4,18 @@ import Foundation
     import FoundationNetworking
 #endif
 
+/// One streaming POST to `/v3/watch` of one endpoint, whatever carries it (``WatchConnection``, ``CurlWatch``).
+protocol WatchTransport: Sendable {
+    /// The gateway's messages, in order: the stream ends when the server ends the answer, and throws
+    /// ``EtcdError`` when the connection fails, the answer is not HTTP 200 or a line is not the gateway's JSON.
+    var messages: AsyncThrowingStream<Wire.WatchMessage, any Error> { get }
+    /// Ends the request, from any thread; `messages` then ends with an error.
+    func cancel()
+}
+
 /// One streaming POST to `/v3/watch` of one endpoint with `URLSession`: the gateway's messages (one JSON object a
-/// line) as they arrive, decoded (see ``WatchReader``). On Linux the watch uses ``CurlWatch`` instead.
+/// line) as they arrive, decoded (see ``WatchReader``). On Linux
+/// the watch uses ``CurlWatch`` instead, when it can.
 ///
 /// `messages` ends when the server ends the answer, and throws ``EtcdError`` when the connection fails
 /// (``EtcdError/Code/unreachable``), the answer is not HTTP 200 (etcd's error) or a line is not the gateway's
@@ -13,7 +23,7 @@ import Foundation
 ///
 /// Its mutable state is touched only on its session's serial delegate queue (and in `init`, before the task
 /// starts); `cancel` only calls the task's thread-safe `cancel`. Hence `@unchecked Sendable`.
-final class WatchConnection: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+final class WatchConnection: NSObject, URLSessionDataDelegate, WatchTransport, @unchecked Sendable {
     /// The messages of the watch, in order.
     let messages: AsyncThrowingStream<Wire.WatchMessage, any Error>
     private let reader: WatchReader
