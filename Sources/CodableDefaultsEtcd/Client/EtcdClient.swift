@@ -23,21 +23,22 @@ import Foundation
 /// sends the token in the `Authorization` header of every call; when etcd says the token is invalid (it
 /// expired, or the member restarted), the client authenticates again once and repeats the call.
 ///
-/// `https://` endpoints are checked against the system's trust store. On Apple platforms every call and the watch go
-/// through `URLSession` (App Transport Security applies to it alike; an `http://` endpoint needs an exception in the
-/// app's `Info.plist`). On Linux with glibc the client does not use `URLSession`: swift-corelibs-foundation's stops the
-/// process when an answer ends with an HTTP trailer (swift-corelibs-foundation issue 5285: a `fatalError` in every
-/// release up to Swift 6.3.x; after that, an error that loses the answer). Instead, `http://` endpoints' calls are
-/// spoken in HTTP/1.0 over a socket (``PlainHTTP``; an HTTP/1.0 answer has no trailer), and `https://` endpoints' calls
-/// and every watch go through libcurl, the library `URLSession` speaks through there, called directly (``CurlHTTP``,
-/// ``CurlWatch``), which takes a trailer as the end of the answer it is. Trailers are real: etcd 3.4's gateway sends
-/// one with every error answer over plain HTTP (over TLS it sends that metadata in headers), later gateways
-/// (grpc-gateway 1.16 and 2) send them to a request that asks with `TE: trailers`, and a proxy in front of etcd may add
-/// one; the tests check errors over HTTPS against etcd 3.4 and against a server whose every answer ends in a trailer.
-/// Where libcurl's functions cannot be found in the process, an `https://` endpoint is refused when the client is made
-/// (``EtcdError/Code/invalidEndpoint``, saying why) and `http://` watches use `URLSession`. That is on Linux with
-/// glibc: with musl (the static Linux SDK, where nothing can be looked up at run time) `https://` calls and every watch
-/// still go through `URLSession`.
+/// `https://` endpoints are checked against the system's trust store. On Apple platforms every call and the watch
+/// go through `URLSession` (App Transport Security applies to it alike; an `http://` endpoint needs an exception in
+/// the app's `Info.plist`). On Linux with glibc on x86-64 or AArch64 the client does not use `URLSession`:
+/// swift-corelibs-foundation's stops the process when an answer ends with an HTTP trailer
+/// (swift-corelibs-foundation issue 5285: a `fatalError` in every release up to Swift 6.3.x; after that, an error
+/// that loses the answer). Instead, `http://` endpoints' calls are spoken in HTTP/1.0 over a socket (``PlainHTTP``;
+/// an HTTP/1.0 answer has no trailer), and `https://` endpoints' calls and every watch go through libcurl, the
+/// library `URLSession` speaks through there, called directly (``CurlHTTP``, ``CurlWatch``), which takes a trailer
+/// as the end of the answer it is. Trailers are real: etcd 3.4's gateway sends one with every error answer over
+/// plain HTTP (over TLS it sends that metadata in headers), later gateways (grpc-gateway 1.16 and 2) send them to a
+/// request that asks with `TE: trailers`, and a proxy in front of etcd may add one; the tests check errors over
+/// HTTPS against etcd 3.4 and against a server whose every answer ends in a trailer. Where libcurl's functions
+/// cannot be found in the process, an `https://` endpoint is refused when the client is made
+/// (``EtcdError/Code/invalidEndpoint``, saying why) and `http://` watches use `URLSession`. Elsewhere on Linux
+/// (musl, the static Linux SDK, where nothing can be looked up at run time; other processors, whose calling
+/// conventions ``CurlHTTP`` does not assume) `https://` calls and every watch still go through `URLSession`.
 ///
 /// - Throws: Every call throws ``EtcdError`` (naming the endpoint and quoting etcd); a watch also ends with
 ///   `CancellationError` when its task is cancelled. A cancelled task's other calls run to their end (bounded
@@ -85,8 +86,8 @@ package final class EtcdClient: Sendable {
     ///   - maximumAnswerSize: The most bytes one answer, or one message of a watch, may take: the client never
     ///     holds more for one call, whatever a server sends.
     /// - Throws: ``EtcdError`` with ``EtcdError/Code/invalidEndpoint`` when `endpoints` is empty or one is not an
-    ///   `http(s)://` URL with a host and, if it names one, a port in 1...65535; or, on Linux, when one is
-    ///   `https://` and libcurl's functions cannot be found in the process.
+    ///   `http(s)://` URL with a host and, if it names one, a port in 1...65535; or, on Linux with glibc, when one
+    ///   is `https://` and libcurl's functions cannot be found in the process.
     package init(
         endpoints: [String], user: String? = nil, password: String? = nil, requestTimeout: TimeInterval = 5,
         watchIdleTimeout: TimeInterval = 900, maximumAnswerSize: Int = 256 << 20
@@ -113,7 +114,7 @@ package final class EtcdClient: Sendable {
             guard let base = components.url else {
                 throw EtcdError(.invalidEndpoint, endpoint: text, message: "cannot make a URL of its host and port")
             }
-            #if canImport(Glibc)
+            #if canImport(Glibc) && (arch(x86_64) || arch(arm64))
                 // Refused now, with the reason, rather than at every call (see ``CurlHTTP``).
                 if scheme == "https", let reason = CurlHTTP.unavailableReason {
                     throw EtcdError(.invalidEndpoint, endpoint: text, message: reason)
@@ -290,7 +291,7 @@ package final class EtcdClient: Sendable {
 
     /// Sends one POST to `endpoint` and waits for its answer: the body and the HTTP status.
     private func exchange(_ endpoint: URL, _ path: String, _ body: Data, token: String?) throws -> (Data, Int) {
-        #if canImport(Glibc)
+        #if canImport(Glibc) && (arch(x86_64) || arch(arm64))
             if endpoint.scheme == "https" {
                 var headers = [("Content-Type", "application/json")]
                 if let token { headers.append(("Authorization", token)) }

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
+#if canImport(Glibc) && (arch(x86_64) || arch(arm64))
     import Foundation
     import Glibc
 
-    /// One POST over HTTPS with libcurl's easy interface, for the `https://` endpoints' unary calls on Linux.
+    /// One POST over HTTPS with libcurl's easy interface, for the `https://` endpoints' unary calls on Linux with
+    /// glibc on x86-64 or AArch64 (see ``Library`` for why only there).
     ///
     /// Why not URLSession: swift-corelibs-foundation's URLSession (every release up to Swift 6.3.x) stops the
     /// process when an answer ends with an HTTP trailer: libcurl hands the trailer's lines to URLSession's header
@@ -175,7 +176,9 @@
 
         /// The few libcurl functions the client calls. `curl_easy_setopt` and `curl_easy_getinfo` are variadic in
         /// C; they are called here with one argument of a fixed integer or pointer type, which the x86-64 and
-        /// AArch64 Linux calling conventions pass exactly as a variadic argument.
+        /// AArch64 Linux calling conventions pass exactly as a variadic argument (others, such as 64-bit
+        /// PowerPC's, need the caller to set a variadic call up differently: there this file is not compiled, and
+        /// the client uses URLSession as before).
         struct Library: @unchecked Sendable {
             let easyInit: @convention(c) () -> OpaquePointer?
             let easyCleanup: @convention(c) (OpaquePointer?) -> Void

@@ -1,4 +1,4 @@
-#if canImport(Glibc)
+#if canImport(Glibc) && (arch(x86_64) || arch(arm64))
     import CodableDefaults
     import Dispatch
     import Foundation
