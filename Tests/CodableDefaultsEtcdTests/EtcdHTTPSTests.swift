@@ -151,3 +151,175 @@ struct EtcdHTTPSTests {
         }
     }
 }
+
+extension Trait where Self == ConditionTrait {
+    /// Skips a test that starts ``TrailerServer`` where `python3` is not installed, saying so.
+    fileprivate static var needsPython: Self {
+        .enabled(
+            if: findExecutable("python3") != nil,
+            "needs python3 to serve answers with an HTTP trailer over TLS, and it is not installed")
+    }
+}
+
+/// A stand-in for etcd's gateway over TLS on 127.0.0.1 (python3's `ssl` and `http.server`, port chosen by the
+/// system) whose every answer is chunked and ends in an HTTP trailer, as etcd 3.4's gateway answers when gRPC gave
+/// it trailing metadata. `/v3/auth/authenticate` gives a token for the password `right` (HTTP 200) and refuses
+/// any other (HTTP 400, etcd's words); `/v3/kv/range` answers the user `reader` with no keys (HTTP 200) and
+/// refuses anyone else with etcd's "permission denied" (HTTP 403), as every other path (`/v3/watch` included)
+/// does. It prints its port, then `request PATH` for each request, on its standard output.
+private struct TrailerServer {
+    static let script = #"""
+        import http.server, json, socketserver, ssl, sys
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                print("request %s" % self.path, flush=True)
+                token = self.headers.get("Authorization")
+                if self.path == "/v3/auth/authenticate":
+                    request = json.loads(body)
+                    if request.get("password") == "right":
+                        status, answer = 200, {"header": {"revision": "1"}, "token": "token." + request.get("name")}
+                    else:
+                        message = "etcdserver: authentication failed, invalid user ID or password"
+                        status, answer = 400, {"error": message, "code": 3, "message": message}
+                elif self.path == "/v3/kv/range" and token == "token.reader":
+                    status, answer = 200, {"header": {"revision": "1"}}
+                else:
+                    message = "etcdserver: permission denied"
+                    status, answer = 403, {"error": message, "code": 7, "message": message}
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.send_header("Trailer", "Grpc-Trailer-Content-Type")
+                self.end_headers()
+                self.wfile.write(b"%x\r\n%s\r\n0\r\nGrpc-Trailer-Content-Type: application/grpc\r\n\r\n" % (len(data), data))
+                self.wfile.flush()
+
+            def log_message(self, *arguments):
+                pass
+
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+
+        server = Server(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(sys.argv[1], sys.argv[2])
+        context.set_alpn_protocols(["http/1.1"])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """#
+
+    let process: ChildProcess
+    /// `https://127.0.0.1:PORT`.
+    let url: String
+
+    /// Starts the server with `certificate`'s files (the script is written next to them) and waits for its port.
+    init(_ certificate: TestCertificate) throws {
+        let python = try #require(findExecutable("python3"), "this test needs python3")
+        let path = certificate.directory.file("trailer-server.py").path
+        try Self.script.write(toFile: path, atomically: true, encoding: .utf8)
+        process = try ChildProcess(python, [path, certificate.certificate, certificate.key])
+        let port = try process.readLine(timeout: 30)
+        guard let port, Int(port) != nil else {
+            throw ChildProcessError(
+                description: "the trailer server did not start: \(port ?? "no port"); \(try process.standardError())")
+        }
+        url = "https://127.0.0.1:\(port)"
+    }
+
+    /// Waits until the server is asked for `path` for the `count`th time; returns every path asked for until then.
+    func waitForRequests(to path: String, count: Int) throws -> [String] {
+        var paths: [String] = []
+        while paths.filter({ $0 == path }).count < count {
+            guard let line = try process.readLine(timeout: 60), line.hasPrefix("request ") else {
+                throw ChildProcessError(description: "the trailer server stopped; it was asked for \(paths)")
+            }
+            paths.append(String(line.dropFirst("request ".count)))
+        }
+        return paths
+    }
+
+    /// Stops the server and returns the paths it was asked for since the last wait, in order.
+    func stop() throws -> [String] {
+        process.kill(SIGKILL)
+        let lines = try process.readToEnd(timeout: 30)
+        _ = try process.wait(timeout: 30)
+        return lines.compactMap { $0.hasPrefix("request ") ? String($0.dropFirst("request ".count)) : nil }
+    }
+}
+
+/// Whether the library speaks HTTPS and watches through libcurl here (Linux with glibc on x86-64 or ARM64), not
+/// through URLSession, which stops the process on an answer with a trailer (swift-corelibs-foundation issue 5285).
+private let speaksThroughLibcurl: Bool = {
+    #if canImport(Glibc) && (arch(x86_64) || arch(arm64))
+        return true
+    #else
+        return false
+    #endif
+}()
+
+@Suite(
+    "Defaults over HTTPS from a server whose answers end in an HTTP trailer",
+    .needsOpenSSL, .needsPython,
+    .enabled(if: canGiveAProcessATrustStore, trustStoreMessage),
+    .enabled(
+        if: speaksThroughLibcurl,
+        "here HTTPS goes through URLSession, which stops the process on a trailer (swift-corelibs-foundation 5285)"))
+struct EtcdHTTPSTrailerTests {
+    /// swift-corelibs-foundation's URLSession (up to Swift 6.3.x) stops the process on an answer with a trailer
+    /// (issue 5285): the store's process must instead get etcd's error, as a clear error, and end on its own terms.
+    @Test func answersWithATrailerAreAnswersAndTheProcessGoesOn() async throws {
+        let made = try await TestCertificate()
+        let server = try TrailerServer(made)
+        let url = server.url
+        let outcome = try await onThread { () throws -> [[String]] in
+            // A wrong password: refused (HTTP 400 and a trailer).
+            let wrong = try startTrusting(made.certificate, [url, "myservice/", "--user", "root", "wrong"])
+            let first = [try nextLine(wrong), "\(try wrong.wait(timeout: 30))"]
+            // The right one: a token (HTTP 200 and a trailer), then the first read refused (HTTP 403 and a trailer).
+            let right = try startTrusting(made.certificate, [url, "myservice/", "--user", "root", "right"])
+            let second = [try nextLine(right), "\(try right.wait(timeout: 30))"]
+            return [first, second]
+        }
+        let requests = try server.stop()
+
+        let wrong = outcome[0]
+        #expect(wrong[0].hasPrefix("error ") && wrong[0].contains("authentication failed"), "\(wrong)")
+        #expect(wrong[1] == "exit status 1", "\(wrong)")
+        let right = outcome[1]
+        #expect(right[0].hasPrefix("error ") && right[0].contains("permission denied"), "\(right)")
+        #expect(right[1] == "exit status 1", "\(right)")
+        // Both processes were answered by the server, the second one past authentication.
+        #expect(requests.filter { $0 == "/v3/auth/authenticate" }.count == 2, "\(requests)")
+        #expect(requests.contains("/v3/kv/range"), "\(requests)")
+    }
+
+    /// The store's watch, refused with an answer that ends in a trailer, is an error the store retries: the
+    /// process goes on and answers.
+    @Test func aWatchRefusedWithATrailerIsAnErrorAndTheProcessGoesOn() async throws {
+        let made = try await TestCertificate()
+        let (opened, requests, lines) = try await onThread { () throws -> (String, [String], [String]) in
+            let server = try TrailerServer(made)
+            let reader = try startTrusting(made.certificate, [server.url, "myservice/", "--user", "reader", "right"])
+            let opened = try nextLine(reader)
+            // The watch's first answer (HTTP 403 and a trailer) was taken, since the store asked again.
+            let requests: [String]
+            do {
+                requests = try server.waitForRequests(to: "/v3/watch", count: 2)
+            } catch {
+                throw ChildProcessError(description: "\(error); the store's process: \(try reader.wait(timeout: 5))")
+            }
+            let lines = [try reader.ask("echo still here"), try reader.ask("quit"), "\(try reader.wait(timeout: 30))"]
+            _ = try server.stop()
+            return (opened, requests, lines)
+        }
+        #expect(opened.hasPrefix("ready"), "\(opened)")
+        #expect(requests.first == "/v3/auth/authenticate", "\(requests)")
+        #expect(lines == ["echo still here", "bye", "exit status 0"])
+    }
+}

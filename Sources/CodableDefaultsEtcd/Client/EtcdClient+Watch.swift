@@ -102,13 +102,7 @@ extension EtcdClient {
         renewToken: Bool
     ) async throws {
         let token = try await currentToken(at: endpoint)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = watchIdleTimeout
-        configuration.timeoutIntervalForResource = .infinity
-        configuration.urlCache = nil
-        let request = makeRequest(endpoint, "/v3/watch", body, token: token, timeout: watchIdleTimeout)
-        let connection = WatchConnection(
-            request: request, endpoint: endpoint, configuration: configuration, maximumMessageSize: maximumAnswerSize)
+        let connection = openWatch(endpoint, body, token: token)
         var accepted = false
         do {
             try await withTaskCancellationHandler {
@@ -146,6 +140,28 @@ extension EtcdClient {
         } catch let error as EtcdError where error.code == .unreachable && Task.isCancelled {
             throw CancellationError()
         }
+    }
+
+    /// Starts the `/v3/watch` request to `endpoint`. On Linux with libcurl (see ``CurlHTTP``), libcurl carries it;
+    /// elsewhere, and on Linux in a process where libcurl's functions cannot be found (an `http://` endpoint: an
+    /// `https://` one is refused then), URLSession does.
+    private func openWatch(_ endpoint: URL, _ body: Data, token: String?) -> any WatchTransport {
+        #if canImport(Glibc) && (arch(x86_64) || arch(arm64))
+            if CurlHTTP.unavailableReason == nil {
+                var headers = [("Content-Type", "application/json")]
+                if let token { headers.append(("Authorization", token)) }
+                return CurlWatch(
+                    url: endpoint.appendingPathComponent("v3/watch").absoluteString, body: body, headers: headers,
+                    idleTimeout: watchIdleTimeout, maximumMessageSize: maximumAnswerSize, endpoint: endpoint)
+            }
+        #endif
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = watchIdleTimeout
+        configuration.timeoutIntervalForResource = .infinity
+        configuration.urlCache = nil
+        let request = makeRequest(endpoint, "/v3/watch", body, token: token, timeout: watchIdleTimeout)
+        return WatchConnection(
+            request: request, endpoint: endpoint, configuration: configuration, maximumMessageSize: maximumAnswerSize)
     }
 
     /// The error of a watch etcd canceled: compaction, or its reason.

@@ -7,7 +7,7 @@ import Foundation
 #endif
 
 /// A client of an etcd 3.4+ cluster, speaking its JSON gateway (`/v3/kv/*`, `/v3/watch`, `/v3/auth/*`) over
-/// HTTP or HTTPS with `URLSession`.
+/// HTTP or HTTPS.
 ///
 /// The client is `Sendable`: call it from any thread or task, concurrently. Every call comes in two forms: one
 /// that blocks the calling thread until the answer (for the store's synchronous ``Storage`` methods) and an
@@ -23,16 +23,22 @@ import Foundation
 /// sends the token in the `Authorization` header of every call; when etcd says the token is invalid (it
 /// expired, or the member restarted), the client authenticates again once and repeats the call.
 ///
-/// `https://` endpoints are checked against the system's trust store and spoken to with `URLSession`. On Apple
-/// platforms so are `http://` endpoints: every call and the watch take that one path (App Transport Security
-/// applies to it alike; an `http://` endpoint needs an exception in the app's `Info.plist`). On Linux, `http://`
-/// endpoints' calls are spoken in HTTP/1.0 over a socket, and their watches with `URLSession`:
-/// swift-corelibs-foundation's `URLSession` stops the process on an HTTP trailer (swift-corelibs-foundation
-/// issue 5285), etcd 3.4's plain-HTTP gateway sends one with every error answer, and HTTP/1.0 answers have none.
-/// Over HTTPS etcd's error answers carry no trailer (etcd 3.4 puts that metadata in headers; later gateways send
-/// trailers only to a request that asks for them with `TE: trailers`, which `URLSession` does not send), so an
-/// error over HTTPS (a wrong password, a permission denied) is an ``EtcdError`` like any other: the tests check
-/// it against etcd 3.4 served over TLS.
+/// `https://` endpoints are checked against the system's trust store. On Apple platforms every call and the watch
+/// go through `URLSession` (App Transport Security applies to it alike; an `http://` endpoint needs an exception in
+/// the app's `Info.plist`). On Linux with glibc on x86-64 or AArch64 the client does not use `URLSession`:
+/// swift-corelibs-foundation's stops the process when an answer ends with an HTTP trailer
+/// (swift-corelibs-foundation issue 5285: a `fatalError` in every release up to Swift 6.3.x; after that, an error
+/// that loses the answer). Instead, `http://` endpoints' calls are spoken in HTTP/1.0 over a socket (``PlainHTTP``;
+/// an HTTP/1.0 answer has no trailer), and `https://` endpoints' calls and every watch go through libcurl, the
+/// library `URLSession` speaks through there, called directly (``CurlHTTP``, ``CurlWatch``), which takes a trailer
+/// as the end of the answer it is. Trailers are real: etcd 3.4's gateway sends one with every error answer over
+/// plain HTTP (over TLS it sends that metadata in headers), later gateways (grpc-gateway 1.16 and 2) send them to a
+/// request that asks with `TE: trailers`, and a proxy in front of etcd may add one; the tests check errors over
+/// HTTPS against etcd 3.4 and against a server whose every answer ends in a trailer. Where libcurl's functions
+/// cannot be found in the process, an `https://` endpoint is refused when the client is made
+/// (``EtcdError/Code/invalidEndpoint``, saying why) and `http://` watches use `URLSession`. Elsewhere on Linux
+/// (musl, the static Linux SDK, where nothing can be looked up at run time; other processors, whose calling
+/// conventions ``CurlHTTP`` does not assume) `https://` calls and every watch still go through `URLSession`.
 ///
 /// - Throws: Every call throws ``EtcdError`` (naming the endpoint and quoting etcd); a watch also ends with
 ///   `CancellationError` when its task is cancelled. A cancelled task's other calls run to their end (bounded
@@ -80,7 +86,8 @@ package final class EtcdClient: Sendable {
     ///   - maximumAnswerSize: The most bytes one answer, or one message of a watch, may take: the client never
     ///     holds more for one call, whatever a server sends.
     /// - Throws: ``EtcdError`` with ``EtcdError/Code/invalidEndpoint`` when `endpoints` is empty or one is not an
-    ///   `http(s)://` URL with a host and, if it names one, a port in 1...65535.
+    ///   `http(s)://` URL with a host and, if it names one, a port in 1...65535; or, on Linux with glibc, when one
+    ///   is `https://` and libcurl's functions cannot be found in the process.
     package init(
         endpoints: [String], user: String? = nil, password: String? = nil, requestTimeout: TimeInterval = 5,
         watchIdleTimeout: TimeInterval = 900, maximumAnswerSize: Int = 256 << 20
@@ -107,6 +114,12 @@ package final class EtcdClient: Sendable {
             guard let base = components.url else {
                 throw EtcdError(.invalidEndpoint, endpoint: text, message: "cannot make a URL of its host and port")
             }
+            #if canImport(Glibc) && (arch(x86_64) || arch(arm64))
+                // Refused now, with the reason, rather than at every call (see ``CurlHTTP``).
+                if scheme == "https", let reason = CurlHTTP.unavailableReason {
+                    throw EtcdError(.invalidEndpoint, endpoint: text, message: reason)
+                }
+            #endif
             urls.append(base)
         }
         self.endpoints = urls
@@ -258,11 +271,12 @@ package final class EtcdClient: Sendable {
     ///
     /// Blocks the calling thread until the answer or `requestTimeout`, and needs no other thread that a caller
     /// might hold: so the store's synchronous calls are safe from any thread, Swift's cooperative pool included.
-    /// On Linux `http://` endpoints are spoken to in HTTP/1.0 over a socket on the calling thread (``PlainHTTP``
-    /// says why not URLSession). `https://` ones, and on Apple platforms every endpoint, go through URLSession,
-    /// whose answer arrives on the session's own delegate queue: so on Apple platforms every call and the watch
-    /// take one path, which App Transport Security governs (an `http://` endpoint needs an exception in the app's
-    /// `Info.plist`), and which watchOS allows (it refuses plain sockets to most apps).
+    /// On Linux `http://` endpoints are spoken to in HTTP/1.0 over a socket on the calling thread, and `https://`
+    /// ones with libcurl on the calling thread (``PlainHTTP`` and ``CurlHTTP`` say why not URLSession). On Apple
+    /// platforms every endpoint goes through URLSession, whose answer arrives on the session's own delegate
+    /// queue: so there every call and the watch take one path, which App Transport Security governs (an
+    /// `http://` endpoint needs an exception in the app's `Info.plist`), and which watchOS allows (it refuses
+    /// plain sockets to most apps).
     private func post<Answer: Decodable>(
         _ endpoint: URL, _ path: String, _ body: Data, token: String?, as _: Answer.Type
     ) throws -> Answer {
@@ -277,6 +291,17 @@ package final class EtcdClient: Sendable {
 
     /// Sends one POST to `endpoint` and waits for its answer: the body and the HTTP status.
     private func exchange(_ endpoint: URL, _ path: String, _ body: Data, token: String?) throws -> (Data, Int) {
+        #if canImport(Glibc) && (arch(x86_64) || arch(arm64))
+            if endpoint.scheme == "https" {
+                var headers = [("Content-Type", "application/json")]
+                if let token { headers.append(("Authorization", token)) }
+                let url = endpoint.appendingPathComponent(String(path.dropFirst())).absoluteString
+                let answer = try CurlHTTP.post(
+                    url: url, body: body, headers: headers, timeout: requestTimeout,
+                    maximumAnswerSize: maximumAnswerSize, endpoint: endpoint.absoluteString)
+                return (answer.body, answer.status)
+            }
+        #endif
         #if !canImport(Darwin)
             if endpoint.scheme == "http", let host = endpoint.host {
                 var headers = [("Content-Type", "application/json")]

@@ -22,7 +22,8 @@ package struct EtcdError: Error, Sendable, Equatable, CustomStringConvertible {
         case watchDisconnected
         /// The answer was not what etcd's gateway sends (not JSON, a field missing or of the wrong type).
         case badResponse
-        /// An endpoint given to the client is not an `http://` or `https://` URL with a host.
+        /// An endpoint given to the client is not an `http://` or `https://` URL with a host, or is one this
+        /// process cannot speak to (an `https://` endpoint on Linux where libcurl cannot be found).
         case invalidEndpoint
     }
 
@@ -86,7 +87,7 @@ package struct EtcdError: Error, Sendable, Equatable, CustomStringConvertible {
         case .badResponse:
             return "etcd\(at) sent an answer that is not etcd's gateway JSON: \(message)"
         case .invalidEndpoint:
-            return "etcd endpoint \(endpoint.map { "\"\($0)\"" } ?? "") is not an http:// or https:// URL: \(message)"
+            return "etcd endpoint\(endpoint.map { " \"\($0)\"" } ?? "") cannot be used: \(message)"
         }
     }
 }

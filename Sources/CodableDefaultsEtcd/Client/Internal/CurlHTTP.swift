@@ -1,0 +1,290 @@
+#if canImport(Glibc) && (arch(x86_64) || arch(arm64))
+    import Foundation
+    import Glibc
+
+    /// One POST over HTTPS with libcurl's easy interface, for the `https://` endpoints' unary calls on Linux with
+    /// glibc on x86-64 or AArch64 (see ``Library`` for why only there).
+    ///
+    /// Why not URLSession: swift-corelibs-foundation's URLSession (every release up to Swift 6.3.x) stops the
+    /// process when an answer ends with an HTTP trailer: libcurl hands the trailer's lines to URLSession's header
+    /// callback, which takes them for the head of a new answer and drops the one it had, and the end of the
+    /// transfer then finds no answer ("Transfer completed, but there's no response", a `fatalError`;
+    /// swift-corelibs-foundation issue 5285, made an error instead of a crash only after 6.3). etcd 3.4's gateway
+    /// sends a trailer with its answers whenever gRPC gave it trailing metadata, and a proxy or load balancer in
+    /// front of etcd may add one: a settings library must not stop a service for that. libcurl itself reads
+    /// trailers like any other part of the answer; the client only asks it for the status and the body.
+    ///
+    /// libcurl is the library URLSession itself speaks through on Linux (`libFoundationNetworking` links it), so
+    /// it is already in the process: the client finds its functions there (`dlsym`), or loads `libcurl.so.4`, and
+    /// needs no package. The TLS settings are libcurl's defaults, as URLSession leaves them: the peer's
+    /// certificate and host name are checked against the system's trust store (the first of URLSession's list of
+    /// bundle files when libcurl was built without one), proxies come from the environment.
+    ///
+    /// Blocking I/O on the calling thread, bounded by `timeout` from connect to the end of the answer; it needs no
+    /// other thread, like ``PlainHTTP``.
+    enum CurlHTTP {
+        /// Whether libcurl's functions could be found; `nil` when they could, else why not (an `https://`
+        /// endpoint is then refused when the client is made, before any call).
+        static var unavailableReason: String? {
+            switch library {
+            case .success: nil
+            case .failure(let failure): failure.reason
+            }
+        }
+
+        /// Posts `body` to `url` (`https://host:port/path`) and returns the answer.
+        ///
+        /// - Throws: ``EtcdError/Code/unreachable`` naming `endpoint` when the endpoint did not answer (connection
+        ///   refused, timed out, host not found, TLS handshake or certificate refused: libcurl's words);
+        ///   ``EtcdError/Code/badResponse`` when the answer is over `maximumAnswerSize` bytes.
+        static func post(
+            url: String, body: Data, headers: [(String, String)], timeout: TimeInterval, maximumAnswerSize: Int,
+            endpoint: String
+        ) throws -> PlainHTTP.Answer {
+            let curl = try loaded(endpoint: endpoint)
+            let sink = Sink(limit: maximumAnswerSize)
+            // libcurl's write callback: appends to the sink; a body over its limit ends the transfer (libcurl then
+            // fails it, `CURLE_WRITE_ERROR`).
+            let write: WriteFunction = { bytes, size, count, box in
+                guard let bytes, let box else { return 0 }
+                let sink = Unmanaged<Sink>.fromOpaque(box).takeUnretainedValue()
+                let length = size * count
+                guard sink.data.count + length <= sink.limit else {
+                    sink.isTooLarge = true
+                    return 0
+                }
+                sink.data.append(UnsafeRawPointer(bytes).assumingMemoryBound(to: UInt8.self), count: length)
+                return length
+            }
+            let milliseconds = max(1, Int((timeout * 1000).rounded(.up)))
+            let outcome = try withExtendedLifetime(sink) {
+                try transfer(
+                    curl, url: url, body: body, headers: headers, endpoint: endpoint, write: write,
+                    box: Unmanaged.passUnretained(sink).toOpaque()
+                ) { handle in
+                    curl.setLong(handle, Option.timeoutMilliseconds, milliseconds)
+                }
+            }
+            if sink.isTooLarge {
+                throw EtcdError(
+                    .badResponse, endpoint: endpoint,
+                    message: "the answer is over \(maximumAnswerSize) bytes, more than etcd sends")
+            }
+            if let failure = outcome.failure { throw EtcdError(.unreachable, endpoint: endpoint, message: failure) }
+            return PlainHTTP.Answer(status: outcome.status, body: sink.data)
+        }
+
+        /// libcurl's functions, or ``EtcdError/Code/invalidEndpoint`` saying why there are none.
+        static func loaded(endpoint: String) throws(EtcdError) -> Library {
+            switch library {
+            case .success(let found): found
+            case .failure(let failure): throw EtcdError(.invalidEndpoint, endpoint: endpoint, message: failure.reason)
+            }
+        }
+
+        /// libcurl's write callback: the bytes, their size and count, and the box given with them.
+        typealias WriteFunction =
+            @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int
+
+        /// Runs one POST of `body` to `url` (`http://` or `https://`) on the calling thread, with `headers`, the
+        /// settings `configure` adds (it returns the first non-zero `CURLcode` of them), and `write` given each
+        /// part of the body with `box`. Returns the HTTP status (0 when none came), or libcurl's words when the
+        /// transfer failed.
+        ///
+        /// - Throws: ``EtcdError/Code/unreachable`` when libcurl cannot start the transfer.
+        static func transfer(
+            _ curl: Library, url: String, body: Data, headers: [(String, String)], endpoint: String,
+            write: WriteFunction, box: UnsafeMutableRawPointer, configure: (OpaquePointer) -> Int32
+        ) throws(EtcdError) -> (status: Int, failure: String?) {
+            guard let handle = curl.easyInit() else {
+                throw EtcdError(.unreachable, endpoint: endpoint, message: "libcurl could not make a transfer")
+            }
+            defer { curl.easyCleanup(handle) }
+            var list: OpaquePointer?
+            defer { curl.slistFreeAll(list) }
+            // No `Expect: 100-continue` (libcurl's own for a large body): the gateway answers at once.
+            for line in headers.map({ "\($0.0): \($0.1)" }) + ["Expect:"] {
+                guard let longer = curl.slistAppend(list, line) else {
+                    throw EtcdError(.unreachable, endpoint: endpoint, message: "libcurl could not take a header")
+                }
+                list = longer
+            }
+            let scheme = url.lowercased().hasPrefix("https:") ? Scheme.https : Scheme.http
+            var errorText = [CChar](repeating: 0, count: 256 + 1)  // CURL_ERROR_SIZE
+            let code: Int32 = url.withCString { url in
+                body.withUnsafeBytes { body in
+                    errorText.withUnsafeMutableBufferPointer { errorText in
+                        let settings: [Int32] = [
+                            curl.setPointer(handle, Option.url, url),
+                            curl.setLong(handle, Option.protocols, scheme),
+                            curl.setLong(handle, Option.redirectProtocols, scheme),
+                            curl.setLong(handle, Option.noSignal, 1),
+                            curl.setLong(handle, Option.post, 1),
+                            curl.setLong(handle, Option.postFieldSize, body.count),
+                            // An empty body still needs a pointer, or libcurl reads one from a callback.
+                            curl.setPointer(handle, Option.postFields, body.baseAddress ?? UnsafeRawPointer(url)),
+                            curl.setPointer(handle, Option.httpHeader, UnsafeRawPointer(list)),
+                            curl.setPointer(
+                                handle, Option.writeFunction, unsafeBitCast(write, to: UnsafeRawPointer.self)),
+                            curl.setPointer(handle, Option.writeData, box),
+                            curl.setPointer(handle, Option.errorBuffer, errorText.baseAddress),
+                            configure(handle),
+                        ]
+                        if let refused = settings.first(where: { $0 != 0 }) { return refused }
+                        if let bundle = trustStoreFallback(curl, handle) {
+                            let set = bundle.withCString { curl.setPointer(handle, Option.caInfo, $0) }
+                            guard set == 0 else { return set }
+                        }
+                        return curl.perform(handle)
+                    }
+                }
+            }
+            guard code == 0 else {
+                let detail = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                let meaning = curl.strerror(code).map { String(cString: $0) } ?? "libcurl error"
+                let said = detail.isEmpty || detail == meaning ? meaning : "\(meaning): \(detail)"
+                return (0, "\(said) (libcurl error \(code))")
+            }
+            var status = 0
+            guard curl.getLong(handle, Info.responseCode, &status) == 0, status > 0 else {
+                return (0, "the server closed the connection without an answer")
+            }
+            return (status, nil)
+        }
+
+        /// The body as it arrives, at most `limit` bytes.
+        private final class Sink {
+            let limit: Int
+            var data = Data()
+            var isTooLarge = false
+            init(limit: Int) { self.limit = limit }
+        }
+
+        /// The bundle file to trust when libcurl was built without a default one: the first of the files
+        /// URLSession looks for in the same case, so both paths trust the same authorities.
+        private static func trustStoreFallback(_ curl: Library, _ handle: OpaquePointer) -> String? {
+            var path: UnsafeMutablePointer<CChar>?
+            guard curl.getPointer(handle, Info.caInfo, &path) == 0, path == nil else { return nil }
+            let candidates = [
+                "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt",
+                "/usr/share/ssl/certs/ca-bundle.crt", "/usr/local/share/certs/ca-root-nss.crt", "/etc/ssl/cert.pem",
+            ]
+            return candidates.first { access($0, R_OK) == 0 }
+        }
+
+        // MARK: - libcurl's functions and constants (curl/curl.h; stable since libcurl 7.x)
+
+        /// The few libcurl functions the client calls. `curl_easy_setopt` and `curl_easy_getinfo` are variadic in
+        /// C; they are called here with one argument of a fixed integer or pointer type, which the x86-64 and
+        /// AArch64 Linux calling conventions pass exactly as a variadic argument (others, such as 64-bit
+        /// PowerPC's, need the caller to set a variadic call up differently: there this file is not compiled, and
+        /// the client uses URLSession as before).
+        struct Library: @unchecked Sendable {
+            let easyInit: @convention(c) () -> OpaquePointer?
+            let easyCleanup: @convention(c) (OpaquePointer?) -> Void
+            let perform: @convention(c) (OpaquePointer?) -> Int32
+            let setLong: @convention(c) (OpaquePointer?, Int32, Int) -> Int32
+            let setPointer: @convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?) -> Int32
+            let getLong: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<Int>) -> Int32
+            let getPointer:
+                @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32
+            let slistAppend: @convention(c) (OpaquePointer?, UnsafePointer<CChar>) -> OpaquePointer?
+            let slistFreeAll: @convention(c) (OpaquePointer?) -> Void
+            let strerror: @convention(c) (Int32) -> UnsafePointer<CChar>?
+        }
+
+        /// Why libcurl could not be used.
+        private struct Unavailable: Error {
+            var reason: String
+        }
+
+        /// libcurl's functions, found once: in the process (URLSession's libcurl), else in `libcurl.so.4`.
+        private static let library: Result<Library, Unavailable> = {
+            var handle = dlopen(nil, RTLD_NOW)
+            if handle == nil || dlsym(handle, "curl_easy_init") == nil {
+                handle = dlopen("libcurl.so.4", RTLD_NOW)
+            }
+            guard let handle else {
+                let said = dlerror().map { String(cString: $0) } ?? "not found"
+                return .failure(Unavailable(reason: "https:// needs libcurl, which this process cannot load (\(said))"))
+            }
+            func function<Function>(_ name: String, as _: Function.Type) throws(Unavailable) -> Function {
+                guard let address = dlsym(handle, name) else {
+                    throw Unavailable(reason: "https:// needs libcurl, and this process's libcurl has no \(name)")
+                }
+                return unsafeBitCast(address, to: Function.self)
+            }
+            do throws(Unavailable) {
+                let curl = Library(
+                    easyInit: try function("curl_easy_init", as: (@convention(c) () -> OpaquePointer?).self),
+                    easyCleanup: try function("curl_easy_cleanup", as: (@convention(c) (OpaquePointer?) -> Void).self),
+                    perform: try function("curl_easy_perform", as: (@convention(c) (OpaquePointer?) -> Int32).self),
+                    setLong: try function(
+                        "curl_easy_setopt", as: (@convention(c) (OpaquePointer?, Int32, Int) -> Int32).self),
+                    setPointer: try function(
+                        "curl_easy_setopt",
+                        as: (@convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?) -> Int32).self),
+                    getLong: try function(
+                        "curl_easy_getinfo",
+                        as: (@convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<Int>) -> Int32).self),
+                    getPointer: try function(
+                        "curl_easy_getinfo",
+                        as: (@convention(c) (
+                            OpaquePointer?, Int32, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
+                        ) -> Int32).self),
+                    slistAppend: try function(
+                        "curl_slist_append",
+                        as: (@convention(c) (OpaquePointer?, UnsafePointer<CChar>) -> OpaquePointer?).self),
+                    slistFreeAll: try function(
+                        "curl_slist_free_all", as: (@convention(c) (OpaquePointer?) -> Void).self),
+                    strerror: try function(
+                        "curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self)
+                )
+                // Once, before any transfer (reference-counted, and URLSession has usually done it already).
+                let initialize = try function("curl_global_init", as: (@convention(c) (Int) -> Int32).self)
+                guard initialize(3) == 0 else {  // CURL_GLOBAL_ALL
+                    throw Unavailable(reason: "https:// needs libcurl, and curl_global_init failed")
+                }
+                return .success(curl)
+            } catch {
+                return .failure(error)
+            }
+        }()
+
+        /// `CURLoption` values.
+        enum Option {
+            static let writeData: Int32 = 10_001
+            static let url: Int32 = 10_002
+            static let errorBuffer: Int32 = 10_010
+            static let postFields: Int32 = 10_015
+            static let httpHeader: Int32 = 10_023
+            static let post: Int32 = 47
+            static let postFieldSize: Int32 = 60
+            static let caInfo: Int32 = 10_065
+            static let noSignal: Int32 = 99
+            static let timeoutMilliseconds: Int32 = 155
+            static let protocols: Int32 = 181
+            static let redirectProtocols: Int32 = 182
+            static let writeFunction: Int32 = 20_011
+            static let noProgress: Int32 = 43
+            static let progressData: Int32 = 10_057
+            static let socketOptionFunction: Int32 = 20_148
+            static let socketOptionData: Int32 = 10_149
+            static let closeSocketFunction: Int32 = 20_208
+            static let closeSocketData: Int32 = 10_209
+            static let transferInfoFunction: Int32 = 20_219
+        }
+
+        /// `CURLINFO` values.
+        enum Info {
+            static let responseCode: Int32 = 0x20_0000 + 2
+            static let caInfo: Int32 = 0x10_0000 + 61
+        }
+
+        /// `CURLPROTO_*` values.
+        private enum Scheme {
+            static let http = 1
+            static let https = 2
+        }
+    }
+#endif
