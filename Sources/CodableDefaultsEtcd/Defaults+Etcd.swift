@@ -52,6 +52,15 @@ extension Defaults {
     /// its values are never read. With ``Options/history`` off, saves record nothing: a user etcd lets write some
     /// keys of the prefix only, not the record key, needs it off (its saves are refused otherwise, saying so).
     ///
+    /// ## Offline
+    /// With a `localCopy` file, the store keeps a copy of the prefix there (rewritten atomically and durably after it
+    /// opens, after each save and as the watch brings changes; one store at a time uses a copy). With no endpoint
+    /// answering, opening serves the copy (``isStale`` is true, and ``onError`` is told), and changes are kept in
+    /// it durably before a save returns, so they survive a restart; when a member answers, the kept changes are
+    /// sent in a transaction that compares each key's revision with the one the change was made on, the prefix is
+    /// read again and observers are told what changed. A key another writer changed meanwhile keeps etcd's value,
+    /// and the dropped change is reported as a `conflict` error with both values (a secret key's withheld).
+    ///
     /// ## Errors
     /// When no endpoint answers, a save fails with `writeFailed` (quoting each endpoint's failure): the changes
     /// stay unsaved in memory, reads keep serving them and the last values read, and the store asks etcd again

@@ -99,7 +99,8 @@ enum HelpText {
         let etcd = wrapped(
             "(\(etcdNames.joined(separator: ", "))) the store kept in the etcd cluster at URLS "
                 + "(comma-separated http(s)://host:port), in the etcd keys P + KEY; with --etcd-user NAME "
-                + "--etcd-password-file FILE, as the etcd user NAME",
+                + "--etcd-password-file FILE, as the etcd user NAME; with --etcd-cache FILE, keeping a local copy "
+                + "in FILE that answers, and keeps writes to send later, while no member answers",
             first: String(repeating: " ", count: 21), rest: String(repeating: " ", count: 21))
         let layered = commands.filter { $0.takes(LayerOptions.options) }.map(\.name)
         let layers = wrapped(
