@@ -282,10 +282,17 @@ extension EtcdStorage {
         }
     }
 
-    /// Removes the sent changes of `batch` from the kept ones (unless a newer change of the key replaced one).
+    /// Removes the sent changes of `batch` from the kept ones. A newer change of the key kept meanwhile stays, now
+    /// on the revision the sent one was written at (it follows that write, not the one before it).
     private func forget(_ batch: [(key: [UInt8], value: OfflineChange)]) {
         state.withLock { state in
-            for (name, change) in batch where state.offline[name] == change { state.offline[name] = nil }
+            for (name, change) in batch {
+                if state.offline[name] == change {
+                    state.offline[name] = nil
+                } else if let written = state.revisions[name] {
+                    state.offline[name]?.base = written
+                }
+            }
         }
     }
 
@@ -344,7 +351,7 @@ extension EtcdStorage {
     /// - Throws: What the read throws; the wait for etcd then goes on.
     func catchUp() async throws {
         guard state.withLock({ $0.isStale || !$0.offline.isEmpty }) else { return }
-        let outcome = try await Offload.run { self.sendOffline() }
+        let outcome = try await Offload.run { self.writing.withLock { _ in self.sendOffline() } }
         if outcome == .noEndpoint { throw StillNoEndpoint() }
         try await reloadAfterCompaction()
         state.withLock { state in

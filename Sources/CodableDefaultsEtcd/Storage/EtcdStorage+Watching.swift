@@ -145,8 +145,10 @@ extension EtcdStorage {
                 #endif
                 var snapshot: [[UInt8]: [UInt8]] = [:]
                 for member in members { snapshot[Array(member.name.utf8)] = member.value }
-                state.snapshot = snapshot
                 if localCopy != nil { state.known = snapshot }
+                // Changes still kept in the local copy (etcd refused them for now) stay what the store serves.
+                for (name, change) in state.offline { snapshot[name] = change.value }
+                state.snapshot = snapshot
                 return .some(state.signal)
             }
             guard let signal else { continue }

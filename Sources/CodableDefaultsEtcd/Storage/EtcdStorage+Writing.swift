@@ -8,6 +8,11 @@ import Foundation
 /// (see `EtcdStorage+History.swift`), so that a change and its record are one.
 extension EtcdStorage {
     package func write(_ changes: [MemberChange]) -> StorageWrite {
+        writing.withLock { _ in writeHoldingLock(changes) }
+    }
+
+    /// ``write(_:)``, holding ``writing``.
+    private func writeHoldingLock(_ changes: [MemberChange]) -> StorageWrite {
         // Changes kept while etcd did not answer go first, so that a newer change of the same key follows them.
         if localCopy != nil, state.withLock({ !$0.offline.isEmpty }), sendOffline() == .noEndpoint {
             return keepOffline(changes, saved: [])
@@ -89,6 +94,13 @@ extension EtcdStorage {
     }
 
     package func update(
+        reading names: [String], as kind: HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
+    ) -> StorageWrite {
+        writing.withLock { _ in updateHoldingLock(reading: names, as: kind, transform) }
+    }
+
+    /// ``update(reading:as:_:)``, holding ``writing``.
+    private func updateHoldingLock(
         reading names: [String], as kind: HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
     ) -> StorageWrite {
         guard names.count <= maximumKeysPerUpdate else {
@@ -207,7 +219,11 @@ extension EtcdStorage {
                 state.pending[name] = nil
                 state.unreadable[name] = nil
                 if state.snapshot != nil { state.snapshot?[name] = change.value }
-                if localCopy != nil { state.known[name] = change.value }
+                if localCopy != nil {
+                    state.known[name] = change.value
+                    // A plain save of the key supersedes a change of it still kept (one etcd refused for now).
+                    if compares.isEmpty { state.offline[name] = nil }
+                }
             }
         }
         return .success(result.succeeded)

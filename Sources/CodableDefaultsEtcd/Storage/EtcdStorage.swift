@@ -51,6 +51,10 @@ package final class EtcdStorage: Storage {
     let localCopyLimit: Int
     /// Held while the local copy is written, so that copies are written in the order of the states they hold.
     let localCopyWriting = Locked(())
+    /// Held while the storage writes to etcd: by a save and a modify (which the store already makes one at a time)
+    /// and by the catch-up after an outage (on a task of the storage's own), so that the changes kept in the local
+    /// copy and the store's newer ones are sent one after the other.
+    let writing = Locked(())
     let state = Locked(State())
 
     /// A change a watch saw that the store has not taken in yet.
