@@ -583,6 +583,15 @@ private func refusal(_ json: String) -> DefaultsError? {
         #expect(try directory.contents().sorted() == ["other.json", "settings.schema.json"], "no temporary left")
     }
 
+    @Test func publishingBeforeTheFirstSaveMakesTheStoresDirectory() throws {
+        let directory = try TemporaryDirectory()
+        let url = directory.file("new").appendingPathComponent("settings.json")
+        let defaults = try Defaults(url: url, saveMode: .manual)
+        try defaults.publishSchema(for: SchemaKeys.keys)
+        #expect(try defaults.publishedSchema()?.keyNames.contains("volume") == true)
+        #expect(FileManager.default.fileExists(atPath: Defaults.schemaURL(forStoreAt: url).path))
+    }
+
     @Test func aCorruptOrUnsupportedSchemaFileIsReportedWithItsPath() throws {
         let directory = try TemporaryDirectory()
         let url = directory.file("settings.json")

@@ -19,8 +19,10 @@ extension JSONFileStorage {
     }
 
     /// Replaces the schema file atomically and durably (a new file, flushed, renamed over the old one, the
-    /// directory flushed). A flush of the directory that failed is a failure here: the caller asked for it kept.
+    /// directory flushed), creating the store's directory when missing, as a save does. A flush of the directory that failed is a failure here: the caller asked for it kept.
     func storeSchema(_ bytes: [UInt8]) throws(DefaultsError) {
+        let schemaFile = schemaFile
+        try schemaFile.createDirectory()
         let (_, notDurable) = try schemaFile.write(bytes)
         if let notDurable { throw notDurable }
     }
