@@ -102,13 +102,7 @@ extension EtcdClient {
         renewToken: Bool
     ) async throws {
         let token = try await currentToken(at: endpoint)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = watchIdleTimeout
-        configuration.timeoutIntervalForResource = .infinity
-        configuration.urlCache = nil
-        let request = makeRequest(endpoint, "/v3/watch", body, token: token, timeout: watchIdleTimeout)
-        let connection = WatchConnection(
-            request: request, endpoint: endpoint, configuration: configuration, maximumMessageSize: maximumAnswerSize)
+        let connection = makeWatchConnection(endpoint, body, token: token)
         var accepted = false
         do {
             try await withTaskCancellationHandler {
@@ -146,6 +140,26 @@ extension EtcdClient {
         } catch let error as EtcdError where error.code == .unreachable && Task.isCancelled {
             throw CancellationError()
         }
+    }
+
+    /// The connection of a watch of `endpoint`: on Linux, an `http://` endpoint's is HTTP/1.0 over a socket
+    /// (``PlainWatchConnection`` says why); any other goes through `URLSession` (``WatchConnection``).
+    private func makeWatchConnection(_ endpoint: URL, _ body: Data, token: String?) -> any WatchTransport {
+        #if !canImport(Darwin)
+            if endpoint.scheme == "http", let host = endpoint.host {
+                return PlainWatchConnection(
+                    endpoint: endpoint, host: host, port: endpoint.port ?? 80, body: body, token: token,
+                    requestTimeout: requestTimeout, idleTimeout: watchIdleTimeout, maximumMessageSize: maximumAnswerSize
+                )
+            }
+        #endif
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = watchIdleTimeout
+        configuration.timeoutIntervalForResource = .infinity
+        configuration.urlCache = nil
+        let request = makeRequest(endpoint, "/v3/watch", body, token: token, timeout: watchIdleTimeout)
+        return WatchConnection(
+            request: request, endpoint: endpoint, configuration: configuration, maximumMessageSize: maximumAnswerSize)
     }
 
     /// The error of a watch etcd canceled: compaction, or its reason.

@@ -13,7 +13,7 @@ import Foundation
 ///
 /// Its mutable state is touched only on its session's serial delegate queue (and in `init`, before the task
 /// starts); `cancel` only calls the task's thread-safe `cancel`. Hence `@unchecked Sendable`.
-final class WatchConnection: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+final class WatchConnection: NSObject, URLSessionDataDelegate, WatchTransport, @unchecked Sendable {
     /// The messages of the watch, in order.
     let messages: AsyncThrowingStream<Wire.WatchMessage, any Error>
     private let continuation: AsyncThrowingStream<Wire.WatchMessage, any Error>.Continuation
@@ -96,4 +96,12 @@ final class WatchConnection: NSObject, URLSessionDataDelegate, @unchecked Sendab
             task?.cancel()
         }
     }
+}
+
+/// A watch's connection to one endpoint, however it is made: its messages, and a way to end it.
+protocol WatchTransport: Sendable {
+    /// The messages of the watch, in order; it throws ``EtcdError`` when the connection fails.
+    var messages: AsyncThrowingStream<Wire.WatchMessage, any Error> { get }
+    /// Ends the connection from any thread; `messages` then ends with an error.
+    func cancel()
 }
