@@ -13,7 +13,8 @@ import Foundation
 /// `/usr/bin/etcd` or `$ETCD_BINARY`): a cached read, an `.immediate` set against `etcdctl put`, how long a
 /// change made through one handle takes to reach an observer of another, the flush of 100 sets and the open of a
 /// prefix of 10k keys; each of the last three against what a plain client gets from etcd in the same run
-/// (``RawEtcd``: the same transaction, a put seen by a watch, a range of the prefix), alternating.
+/// (``RawEtcd``: the same transaction, a put seen by a watch, a range of the prefix), in turns (each first in
+/// its turn of the rounds).
 enum EtcdCases {
     static func etcdStore(_ context: Context) throws {
         let binary = ProcessInfo.processInfo.environment["ETCD_BINARY"] ?? "/usr/bin/etcd"
@@ -27,12 +28,14 @@ enum EtcdCases {
         var result = CaseResult(
             id: "etcd-store", title: "the store on a local one-member etcd",
             detail: "cached read; a set under .manual (in memory, saved later); flush of 100 such sets (one "
-                + "transaction) against a plain client's transaction of the same 100 puts; .immediate set (one "
+                + "transaction) against a plain client's transaction of 100 such puts under the prefix the three "
+                + "handles watch (and under one nobody watches); .immediate set (one "
                 + "transaction, acknowledged) against `etcdctl put` (a process each); a change through one handle "
                 + "until another handle's observer runs against a plain client's put until its watch's event "
                 + "arrives; the open of a prefix of \(bigPrefixKeys) keys against a plain client's range of it; a "
-                + "plain client POSTs JSON made beforehand over a new socket (HTTP/1.0); \(sampling.samples) "
-                + "samples after \(sampling.warmup) warm-up",
+                + "plain client POSTs JSON made beforehand over a new socket (HTTP/1.0); the contenders of a row "
+                + "in turns (each first in its turn of the rounds); \(sampling.samples) samples after "
+                + "\(sampling.warmup) warm-up",
             ratioReference: "etcdctl put")
         try context.withDirectory("etcd-store") { directory in
             let server = try LocalEtcd(binary: binary, directory: directory.path)
@@ -55,28 +58,52 @@ enum EtcdCases {
 
             // Sets that etcd sees later: their cost in memory, and the flush that saves a burst of 100 of them.
             let burst = (0..<100).map { Defaults.Key<Int>("burst-\($0)", default: 0) }
-            // The plain client's transaction: the same 100 puts (keys of the same length, under a prefix no handle
-            // watches), its JSON made beforehand.
+            // The plain client's transaction: 100 puts of the same sizes under the same prefix, which the three
+            // handles watch (etcd sends its changes to them as it sends the flush's), its JSON made beforehand. Its
+            // keys are others than the store's, which it would otherwise change under it.
             let rawTransactions = (0..<(sampling.warmup + sampling.samples)).map { round in
-                RawEtcd.transaction((0..<burst.count).map { ("other/burst-\($0)", "\(round + 1)") })
+                RawEtcd.transaction((0..<burst.count).map { ("bench/plain-\($0)", "\(round + 1)") })
+            }
+            let unwatchedTransactions = (0..<(sampling.warmup + sampling.samples)).map { round in
+                RawEtcd.transaction((0..<burst.count).map { ("other/plain-\($0)", "\(round + 1)") })
             }
             var laterSetTimes: [Double] = []
             var flushTimes: [Double] = []
             var rawTransactionTimes: [Double] = []
+            var unwatchedTransactionTimes: [Double] = []
             for round in 0..<(sampling.warmup + sampling.samples) {
                 let start = monotonicNanoseconds()
                 for burstKey in burst { later[burstKey] = round + 1 }
                 let set = monotonicNanoseconds() &- start
-                let flush = try elapsed {
-                    do { try later.save() } catch { throw BenchmarkError("etcd-store: flush: \(error)") }
-                }
-                let raw = try elapsed {
-                    try RawEtcd.post(port: server.port, path: "/v3/kv/txn", body: rawTransactions[round])
-                }
+                var flush: UInt64 = 0
+                var raw: UInt64 = 0
+                var unwatched: UInt64 = 0
+                try inTurn(
+                    round,
+                    [
+                        {
+                            flush = try elapsed {
+                                do { try later.save() } catch { throw BenchmarkError("etcd-store: flush: \(error)") }
+                            }
+                        },
+                        {
+                            raw = try elapsed {
+                                try RawEtcd.post(port: server.port, path: "/v3/kv/txn", body: rawTransactions[round])
+                            }
+                        },
+                        {
+                            // The same transaction under a prefix nobody watches: etcd sends no event of it.
+                            unwatched = try elapsed {
+                                try RawEtcd.post(
+                                    port: server.port, path: "/v3/kv/txn", body: unwatchedTransactions[round])
+                            }
+                        },
+                    ])
                 if round >= sampling.warmup {
                     laterSetTimes.append(Double(set) / Double(burst.count))
                     flushTimes.append(Double(flush))
                     rawTransactionTimes.append(Double(raw))
+                    unwatchedTransactionTimes.append(Double(unwatched))
                 }
             }
 
@@ -90,25 +117,39 @@ enum EtcdCases {
             var setTimes: [Double] = []
             var observedTimes: [Double] = []
             var rawObservedTimes: [Double] = []
-            var putTimes: [Double] = []
             for round in 0..<(sampling.warmup + sampling.samples) {
-                let start = monotonicNanoseconds()
-                a[key] = round + 2
-                let set = monotonicNanoseconds() &- start
-                guard seen.wait(timeout: .now() + 30) == .success else {
-                    throw BenchmarkError("etcd-store: the other handle's observer did not run within 30 s")
-                }
-                let observed = monotonicNanoseconds() &- start
-                let rawStart = monotonicNanoseconds()
-                try RawEtcd.post(port: server.port, path: "/v3/kv/put", body: rawPuts[round])
-                let rawObserved = try rawWatch.waitForEvent(timeout: 30) &- rawStart
-                let put = try elapsed { try server.etcdctl(etcdctl, ["put", "bench/other", "\(round)"]) }
+                var set: UInt64 = 0
+                var observed: UInt64 = 0
+                var rawObserved: UInt64 = 0
+                try inTurn(
+                    round,
+                    [
+                        {
+                            let start = monotonicNanoseconds()
+                            a[key] = round + 2
+                            set = monotonicNanoseconds() &- start
+                            guard seen.wait(timeout: .now() + 30) == .success else {
+                                throw BenchmarkError("etcd-store: the other handle's observer did not run within 30 s")
+                            }
+                            observed = monotonicNanoseconds() &- start
+                        },
+                        {
+                            let start = monotonicNanoseconds()
+                            try RawEtcd.post(port: server.port, path: "/v3/kv/put", body: rawPuts[round])
+                            rawObserved = try rawWatch.waitForEvent(timeout: 30) &- start
+                        },
+                    ])
                 if round >= sampling.warmup {
                     setTimes.append(Double(set))
                     observedTimes.append(Double(observed))
                     rawObservedTimes.append(Double(rawObserved))
-                    putTimes.append(Double(put))
                 }
+            }
+            // etcdctl on its own: a process that starts and ends slows the call made just after it.
+            var putTimes: [Double] = []
+            for round in 0..<(sampling.warmup + sampling.samples) {
+                let put = try elapsed { try server.etcdctl(etcdctl, ["put", "bench/other", "\(round)"]) }
+                if round >= sampling.warmup { putTimes.append(Double(put)) }
             }
 
             // A prefix of 10k keys (the values of the file store's benchmarks), put by the plain client 100 at a
@@ -127,14 +168,25 @@ enum EtcdCases {
             var rangeBytes = 0
             for round in 0..<(sampling.warmup + sampling.samples) {
                 var value = -1
-                let opened = try elapsed {
-                    let big = try open(server.endpoint, prefix: "big/")
-                    value = big[probe]
-                }
+                var opened: UInt64 = 0
+                var raw: UInt64 = 0
+                try inTurn(
+                    round,
+                    [
+                        {
+                            opened = try elapsed {
+                                let big = try open(server.endpoint, prefix: "big/")
+                                value = big[probe]
+                            }
+                        },
+                        {
+                            raw = try elapsed {
+                                rangeBytes = try RawEtcd.post(port: server.port, path: "/v3/kv/range", body: rawRange)
+                                    .count
+                            }
+                        },
+                    ])
                 guard value == 0 else { throw BenchmarkError("etcd-store: the open of big/ read \(value) for key 0") }
-                let raw = try elapsed {
-                    rangeBytes = try RawEtcd.post(port: server.port, path: "/v3/kv/range", body: rawRange).count
-                }
                 if round >= sampling.warmup {
                     openTimes.append(Double(opened))
                     rawRangeTimes.append(Double(raw))
@@ -146,6 +198,9 @@ enum EtcdCases {
                 Figure(contender: "set, .manual (in memory)", stats: Stats(laterSetTimes)),
                 Figure(contender: "flush of 100 sets (one transaction)", stats: Stats(flushTimes)),
                 Figure(contender: "plain client: transaction of 100 puts", stats: Stats(rawTransactionTimes)),
+                Figure(
+                    contender: "plain client: the same, a prefix nobody watches",
+                    stats: Stats(unwatchedTransactionTimes)),
                 Figure(contender: ".immediate set", stats: Stats(setTimes)),
                 Figure(contender: "change to the other handle's observer", stats: Stats(observedTimes)),
                 Figure(contender: "plain client: put to its watch's event", stats: Stats(rawObservedTimes)),
@@ -169,6 +224,13 @@ enum EtcdCases {
             subject: "open of a prefix of \(bigPrefixKeys) keys",
             reference: "plain client: range of the prefix", factor: 1.5)
         context.record(result)
+    }
+
+    /// Runs each of `contenders` once, the first one in round 0, the second one first in round 1, and so on
+    /// round and round: none always comes first (the first call of a round runs right after the previous round's
+    /// last, which may leave etcd busy) nor always last.
+    private static func inTurn(_ round: Int, _ contenders: [() throws -> Void]) throws {
+        for index in 0..<contenders.count { try contenders[(round + index) % contenders.count]() }
     }
 
     /// Opens the store under `prefix` at `endpoint`, `.immediate` unless `saveMode` says otherwise.
