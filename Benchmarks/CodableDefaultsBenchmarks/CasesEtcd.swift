@@ -32,7 +32,7 @@ enum EtcdCases {
                 + "handles watch (and under one nobody watches); .immediate set (one "
                 + "transaction, acknowledged) against `etcdctl put` (a process each); a change through one handle "
                 + "until another handle's observer runs against a plain client's put until its watch's event "
-                + "arrives; the open of a prefix of \(bigPrefixKeys) keys against a plain client's range of it; a "
+                + "arrives (under the handles' prefix, and under one only it watches); the open of a prefix of \(bigPrefixKeys) keys against a plain client's range of it; a "
                 + "plain client POSTs JSON made beforehand over a new socket (HTTP/1.0); the contenders of a row "
                 + "in turns (each first in its turn of the rounds); \(sampling.samples) samples after "
                 + "\(sampling.warmup) warm-up",
@@ -107,20 +107,34 @@ enum EtcdCases {
                 }
             }
 
+            // When b's observer ran (the set's caller may still be waiting for etcd's answer then).
             let seen = DispatchSemaphore(value: 0)
-            let token = b.observe(key) { _ in seen.signal() }
+            let observerRan = Locked<UInt64>(0)
+            let token = b.observe(key) { _ in
+                observerRan.withLock { $0 = monotonicNanoseconds() }
+                seen.signal()
+            }
             defer { token.cancel() }
-            // The plain client's watch, of a prefix no handle writes; its puts' JSON made beforehand.
-            let rawWatch = try RawEtcd.Watch(port: server.port, prefix: "other/")
+            // The plain client's watches: one of the prefix the handles watch (so that etcd sends each change to
+            // as many watches as it sends the set's to), one of a prefix only it watches; its puts' JSON made
+            // beforehand.
+            let rawWatch = try RawEtcd.Watch(port: server.port, prefix: "bench/", key: "bench/plain-watched")
             defer { rawWatch.stop() }
-            let rawPuts = (0..<(sampling.warmup + sampling.samples)).map { RawEtcd.put("other/watched", "\($0)") }
+            let loneWatch = try RawEtcd.Watch(port: server.port, prefix: "other/", key: "other/watched")
+            defer { loneWatch.stop() }
+            let rawPuts = (0..<(sampling.warmup + sampling.samples)).map {
+                RawEtcd.put("bench/plain-watched", "\($0)")
+            }
+            let lonePuts = (0..<(sampling.warmup + sampling.samples)).map { RawEtcd.put("other/watched", "\($0)") }
             var setTimes: [Double] = []
             var observedTimes: [Double] = []
             var rawObservedTimes: [Double] = []
+            var loneObservedTimes: [Double] = []
             for round in 0..<(sampling.warmup + sampling.samples) {
                 var set: UInt64 = 0
                 var observed: UInt64 = 0
                 var rawObserved: UInt64 = 0
+                var loneObserved: UInt64 = 0
                 try inTurn(
                     round,
                     [
@@ -131,18 +145,24 @@ enum EtcdCases {
                             guard seen.wait(timeout: .now() + 30) == .success else {
                                 throw BenchmarkError("etcd-store: the other handle's observer did not run within 30 s")
                             }
-                            observed = monotonicNanoseconds() &- start
+                            observed = observerRan.withLock { $0 } &- start
                         },
                         {
                             let start = monotonicNanoseconds()
                             try RawEtcd.post(port: server.port, path: "/v3/kv/put", body: rawPuts[round])
                             rawObserved = try rawWatch.waitForEvent(timeout: 30) &- start
                         },
+                        {
+                            let start = monotonicNanoseconds()
+                            try RawEtcd.post(port: server.port, path: "/v3/kv/put", body: lonePuts[round])
+                            loneObserved = try loneWatch.waitForEvent(timeout: 30) &- start
+                        },
                     ])
                 if round >= sampling.warmup {
                     setTimes.append(Double(set))
                     observedTimes.append(Double(observed))
                     rawObservedTimes.append(Double(rawObserved))
+                    loneObservedTimes.append(Double(loneObserved))
                 }
             }
             // etcdctl on its own: a process that starts and ends slows the call made just after it.
@@ -204,6 +224,8 @@ enum EtcdCases {
                 Figure(contender: ".immediate set", stats: Stats(setTimes)),
                 Figure(contender: "change to the other handle's observer", stats: Stats(observedTimes)),
                 Figure(contender: "plain client: put to its watch's event", stats: Stats(rawObservedTimes)),
+                Figure(
+                    contender: "plain client: the same, a prefix only it watches", stats: Stats(loneObservedTimes)),
                 Figure(contender: "etcdctl put", stats: Stats(putTimes)),
                 Figure(contender: "open of a prefix of \(bigPrefixKeys) keys", stats: Stats(openTimes)),
                 Figure(contender: "plain client: range of the prefix", stats: Stats(rawRangeTimes)),

@@ -9,8 +9,8 @@ import Foundation
 /// The etcd case's references: what a plain client gets from etcd's JSON gateway, with none of the library. A
 /// request body is JSON made before the clock starts; a call is one HTTP/1.0 POST over a fresh blocking socket
 /// to 127.0.0.1, read to the end of the connection (as `curl` does it); a watch is one streaming POST whose
-/// answer is read by a thread, an event being the arrival of a line that has `"events"` in it (nothing is
-/// decoded).
+/// answer is read by a thread, an event being the arrival of a line that has `"events"` and the key watched for in
+/// it (nothing is decoded).
 enum RawEtcd {
     /// The JSON of a transaction that puts each of `puts` (key, value), without compares.
     static func transaction(_ puts: [(key: String, value: String)]) -> [UInt8] {
@@ -41,7 +41,7 @@ enum RawEtcd {
                 .utf8)
     }
 
-    private static func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
+    fileprivate static func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
 
     /// POSTs `body` to `path` on `127.0.0.1:port` and returns the answer's bytes (status line, headers, body).
     ///
@@ -74,8 +74,9 @@ enum RawEtcd {
         private var arrivals: [UInt64] = []
         private var ended = false
 
-        /// Starts a watch of `prefix` on `127.0.0.1:port` and waits for etcd to say it is created.
-        init(port: Int, prefix: String) throws {
+        /// Starts a watch of `prefix` on `127.0.0.1:port` and waits for etcd to say it is created; its events are
+        /// the messages that change `key` (others are left out).
+        init(port: Int, prefix: String, key: String) throws {
             descriptor = try RawEtcd.openConnection(port: port)
             let body = RawEtcd.watch(prefix: prefix)
             try RawEtcd.send(RawEtcd.head("/v3/watch", port: port, length: body.count) + body, on: descriptor)
@@ -85,6 +86,7 @@ enum RawEtcd {
                 var line: [UInt8] = []
                 var created = false
                 let events = Array("\"events\"".utf8)
+                let changed = Array("\"\(RawEtcd.base64(key))\"".utf8)
                 while true {
                     let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
                     guard count > 0 else { break }
@@ -97,7 +99,7 @@ enum RawEtcd {
                         if !created && line.firstRange(of: Array("\"created\":true".utf8)) != nil {
                             created = true
                             started.signal()
-                        } else if line.firstRange(of: events) != nil {
+                        } else if line.firstRange(of: events) != nil && line.firstRange(of: changed) != nil {
                             lock.lock()
                             self.arrivals.append(now)
                             lock.signal()
