@@ -194,10 +194,15 @@ enum EtcdCases {
                     round,
                     [
                         {
+                            // The store is closed after the clock stops (its 10k members freed).
+                            var kept: Defaults?
                             opened = try elapsed {
                                 let big = try open(server.endpoint, prefix: "big/")
                                 value = big[probe]
+                                kept = big
                             }
+                            withExtendedLifetime(kept) {}
+                            kept = nil
                         },
                         {
                             raw = try elapsed {
