@@ -160,7 +160,7 @@ struct WireJSONWriter {
         value.write(to: &self)
     }
 
-    /// A field that is an array of `elements`, each written by `write`.
+    /// A field that is an array of `elements`, each an object that `write` writes (with ``object(_:)``).
     mutating func field<Element>(
         _ name: StaticString, array elements: [Element], _ write: (inout WireJSONWriter, Element) -> Void
     ) {
