@@ -142,10 +142,19 @@ extension EtcdClient {
         }
     }
 
-    /// Starts the `/v3/watch` request to `endpoint`. On Linux with libcurl (see ``CurlHTTP``), libcurl carries it;
-    /// elsewhere, and on Linux in a process where libcurl's functions cannot be found (an `http://` endpoint: an
-    /// `https://` one is refused then), URLSession does.
+    /// Starts the `/v3/watch` request to `endpoint`. On Linux, an `http://` endpoint's watch is HTTP/1.0 over a
+    /// socket (``PlainWatchConnection`` says why); an `https://` one goes through libcurl where its functions are
+    /// found (see ``CurlHTTP``: an answer that ends in an HTTP trailer then stops no process); any other through
+    /// URLSession (``WatchConnection``).
     private func openWatch(_ endpoint: URL, _ body: Data, token: String?) -> any WatchTransport {
+        #if !canImport(Darwin)
+            if endpoint.scheme == "http", let host = endpoint.host {
+                return PlainWatchConnection(
+                    endpoint: endpoint, host: host, port: endpoint.port ?? 80, body: body, token: token,
+                    requestTimeout: requestTimeout, idleTimeout: watchIdleTimeout, maximumMessageSize: maximumAnswerSize
+                )
+            }
+        #endif
         #if canImport(Glibc) && (arch(x86_64) || arch(arm64))
             if CurlHTTP.unavailableReason == nil {
                 var headers = [("Content-Type", "application/json")]

@@ -1,7 +1,8 @@
 import Foundation
 
 // The JSON of etcd 3.4's gateway (grpc-gateway over the v3 gRPC API), as it is on the wire. Property names are
-// the camel-case forms of the protobuf field names: the encoder and decoder convert them to and from snake case.
+// the camel-case forms of the protobuf field names, which are snake case on the wire; the request and answer types
+// write and read their JSON by hand (`Wire+JSON.swift`; their `Codable` conformance is what they mean).
 // Quirks it has, all met against a real etcd 3.4.23:
 // - keys and values are base64 (standard alphabet, padded);
 // - int64 fields (revisions, counts) are JSON strings ("revision": "12");
@@ -187,16 +188,39 @@ enum Wire {
         var error: ErrorBody?
     }
 
-    /// The JSON of a request body. (The request types hold only strings and arrays of them: it does not fail.)
+    /// The JSON of a request body: written by hand for the request types (`Wire+JSON.swift`), by `JSONEncoder`
+    /// (field names in snake case) for any other. (The request types hold only strings, numbers and arrays of
+    /// them: it does not fail.)
     static func encode(_ body: some Encodable) throws -> Data {
+        if let body = body as? any WireEncodable {
+            var writer = WireJSONWriter()
+            body.write(to: &writer)
+            return Data(writer.bytes)
+        }
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         return try encoder.encode(body)
     }
 
-    static func decoder() -> JSONDecoder {
+    /// The decoder of the gateway's answers.
+    static func decoder() -> WireDecoder { WireDecoder() }
+}
+
+/// Decodes the gateway's answers: by hand for the answer types (`Wire+JSON.swift`), with `JSONDecoder` (field
+/// names from snake case) for any other type.
+struct WireDecoder {
+    /// The answer of `type` that `data` holds.
+    ///
+    /// - Throws: ``WireJSONError`` (or `DecodingError`, for a type not read by hand) saying what is wrong where.
+    func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws -> Value {
+        if let readable = type as? any WireDecodable.Type {
+            let value = try WireJSONReader.read(data) { (reader) throws(WireJSONError) in
+                try readable.init(reading: &reader)
+            }
+            if let value = value as? Value { return value }
+        }
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
-        return decoder
+        return try decoder.decode(type, from: data)
     }
 }

@@ -4,7 +4,8 @@ import Foundation
     import FoundationNetworking
 #endif
 
-/// One streaming POST to `/v3/watch` of one endpoint, whatever carries it (``WatchConnection``, ``CurlWatch``).
+/// One streaming POST to `/v3/watch` of one endpoint, whatever carries it (``WatchConnection``, ``CurlWatch``,
+/// ``PlainWatchConnection``).
 protocol WatchTransport: Sendable {
     /// The gateway's messages, in order: the stream ends when the server ends the answer, and throws
     /// ``EtcdError`` when the connection fails, the answer is not HTTP 200 or a line is not the gateway's JSON.
