@@ -19,6 +19,8 @@ let package = Package(
         .executableTarget(name: "codable-defaults", dependencies: ["CodableDefaults", "CodableDefaultsEtcd"]),
         // etcd's JSON gateway spoken with URLSession (FoundationNetworking on Linux); the only target that links it.
         .target(name: "CodableDefaultsEtcd", dependencies: ["CodableDefaults"]),
+        // C calls of libcurl's variadic setopt and getinfo, which Swift cannot make (CodableDefaultsEtcd's CurlHTTP).
+        .target(name: "CodableDefaultsCurlShim"),
         .executableTarget(name: "codable-defaults-example", dependencies: ["CodableDefaults"]),
         // Opens a store and acts on commands; the multi-process and crash tests run it as a real process.
         .executableTarget(name: "codable-defaults-fixture", dependencies: ["CodableDefaults"]),
