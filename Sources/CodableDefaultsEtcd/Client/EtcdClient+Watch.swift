@@ -146,7 +146,7 @@ extension EtcdClient {
     /// elsewhere, and on Linux in a process where libcurl's functions cannot be found (an `http://` endpoint: an
     /// `https://` one is refused then), URLSession does.
     private func openWatch(_ endpoint: URL, _ body: Data, token: String?) -> any WatchTransport {
-        #if canImport(Glibc) && (arch(x86_64) || arch(arm64))
+        #if canImport(Glibc)
             if CurlHTTP.unavailableReason == nil {
                 var headers = [("Content-Type", "application/json")]
                 if let token { headers.append(("Authorization", token)) }
