@@ -18,7 +18,9 @@ let package = Package(
         // The tool links the etcd store too (for `--etcd URLS --prefix P`), and with it FoundationNetworking.
         .executableTarget(name: "codable-defaults", dependencies: ["CodableDefaults", "CodableDefaultsEtcd"]),
         // etcd's JSON gateway spoken with URLSession (FoundationNetworking on Linux); the only target that links it.
-        .target(name: "CodableDefaultsEtcd", dependencies: ["CodableDefaults"]),
+        .target(name: "CodableDefaultsEtcd", dependencies: ["CodableDefaults", "CodableDefaultsCurlShim"]),
+        // C calls of libcurl's variadic setopt and getinfo, which Swift cannot make (CodableDefaultsEtcd's CurlHTTP).
+        .target(name: "CodableDefaultsCurlShim"),
         .executableTarget(name: "codable-defaults-example", dependencies: ["CodableDefaults"]),
         // Opens a store and acts on commands; the multi-process and crash tests run it as a real process.
         .executableTarget(name: "codable-defaults-fixture", dependencies: ["CodableDefaults"]),

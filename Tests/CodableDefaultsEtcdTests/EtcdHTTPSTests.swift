@@ -253,10 +253,10 @@ private struct TrailerServer {
     }
 }
 
-/// Whether the library speaks HTTPS and watches through libcurl here (Linux with glibc on x86-64 or ARM64), not
-/// through URLSession, which stops the process on an answer with a trailer (swift-corelibs-foundation issue 5285).
+/// Whether the library speaks HTTPS and watches through libcurl here (Linux with glibc), not through URLSession,
+/// which stops the process on an answer with a trailer (swift-corelibs-foundation issue 5285).
 private let speaksThroughLibcurl: Bool = {
-    #if canImport(Glibc) && (arch(x86_64) || arch(arm64))
+    #if canImport(Glibc)
         return true
     #else
         return false

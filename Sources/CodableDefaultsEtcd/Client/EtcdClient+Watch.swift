@@ -155,7 +155,7 @@ extension EtcdClient {
                 )
             }
         #endif
-        #if canImport(Glibc) && (arch(x86_64) || arch(arm64))
+        #if canImport(Glibc)
             if CurlHTTP.unavailableReason == nil {
                 var headers = [("Content-Type", "application/json")]
                 if let token { headers.append(("Authorization", token)) }

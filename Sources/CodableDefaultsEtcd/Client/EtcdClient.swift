@@ -25,7 +25,7 @@ import Foundation
 ///
 /// `https://` endpoints are checked against the system's trust store. On Apple platforms every call and the watch
 /// go through `URLSession` (App Transport Security applies to it alike; an `http://` endpoint needs an exception in
-/// the app's `Info.plist`). On Linux with glibc on x86-64 or AArch64 the client does not use `URLSession`:
+/// the app's `Info.plist`). On Linux with glibc the client does not use `URLSession`:
 /// swift-corelibs-foundation's stops the process when an answer ends with an HTTP trailer
 /// (swift-corelibs-foundation issue 5285: a `fatalError` in every release up to Swift 6.3.x; after that, an error
 /// that loses the answer). Instead, `http://` endpoints' calls are spoken in HTTP/1.0 over a socket (``PlainHTTP``;
@@ -37,8 +37,8 @@ import Foundation
 /// HTTPS against etcd 3.4 and against a server whose every answer ends in a trailer. Where libcurl's functions
 /// cannot be found in the process, an `https://` endpoint is refused when the client is made
 /// (``EtcdError/Code/invalidEndpoint``, saying why) and `http://` watches use `URLSession`. Elsewhere on Linux
-/// (musl, the static Linux SDK, where nothing can be looked up at run time; other processors, whose calling
-/// conventions ``CurlHTTP`` does not assume) `https://` calls and every watch still go through `URLSession`.
+/// (musl, the static Linux SDK, where nothing can be looked up at run time) `https://` calls and every watch still
+/// go through `URLSession`.
 ///
 /// - Throws: Every call throws ``EtcdError`` (naming the endpoint and quoting etcd); a watch also ends with
 ///   `CancellationError` when its task is cancelled. A cancelled task's other calls run to their end (bounded
@@ -114,7 +114,7 @@ package final class EtcdClient: Sendable {
             guard let base = components.url else {
                 throw EtcdError(.invalidEndpoint, endpoint: text, message: "cannot make a URL of its host and port")
             }
-            #if canImport(Glibc) && (arch(x86_64) || arch(arm64))
+            #if canImport(Glibc)
                 // Refused now, with the reason, rather than at every call (see ``CurlHTTP``).
                 if scheme == "https", let reason = CurlHTTP.unavailableReason {
                     throw EtcdError(.invalidEndpoint, endpoint: text, message: reason)
@@ -291,7 +291,7 @@ package final class EtcdClient: Sendable {
 
     /// Sends one POST to `endpoint` and waits for its answer: the body and the HTTP status.
     private func exchange(_ endpoint: URL, _ path: String, _ body: Data, token: String?) throws -> (Data, Int) {
-        #if canImport(Glibc) && (arch(x86_64) || arch(arm64))
+        #if canImport(Glibc)
             if endpoint.scheme == "https" {
                 var headers = [("Content-Type", "application/json")]
                 if let token { headers.append(("Authorization", token)) }

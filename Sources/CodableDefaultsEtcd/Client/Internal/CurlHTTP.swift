@@ -1,9 +1,10 @@
-#if canImport(Glibc) && (arch(x86_64) || arch(arm64))
+#if canImport(Glibc)
+    import CodableDefaultsCurlShim
     import Foundation
     import Glibc
 
     /// One POST over HTTPS with libcurl's easy interface, for the `https://` endpoints' unary calls on Linux with
-    /// glibc on x86-64 or AArch64 (see ``Library`` for why only there).
+    /// glibc.
     ///
     /// Why not URLSession: swift-corelibs-foundation's URLSession (every release up to Swift 6.3.x) stops the
     /// process when an answer ends with an HTTP trailer: libcurl hands the trailer's lines to URLSession's header
@@ -124,8 +125,7 @@
                             // An empty body still needs a pointer, or libcurl reads one from a callback.
                             curl.setPointer(handle, Option.postFields, body.baseAddress ?? UnsafeRawPointer(url)),
                             curl.setPointer(handle, Option.httpHeader, UnsafeRawPointer(list)),
-                            curl.setPointer(
-                                handle, Option.writeFunction, unsafeBitCast(write, to: UnsafeRawPointer.self)),
+                            curl.setFunction(handle, Option.writeFunction, unsafeBitCast(write, to: Callback.self)),
                             curl.setPointer(handle, Option.writeData, box),
                             curl.setPointer(handle, Option.errorBuffer, errorText.baseAddress),
                             configure(handle),
@@ -164,7 +164,7 @@
         /// URLSession looks for in the same case, so both paths trust the same authorities.
         private static func trustStoreFallback(_ curl: Library, _ handle: OpaquePointer) -> String? {
             var path: UnsafeMutablePointer<CChar>?
-            guard curl.getPointer(handle, Info.caInfo, &path) == 0, path == nil else { return nil }
+            guard curl.getString(handle, Info.caInfo, &path) == 0, path == nil else { return nil }
             let candidates = [
                 "/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt",
                 "/usr/share/ssl/certs/ca-bundle.crt", "/usr/local/share/certs/ca-root-nss.crt", "/etc/ssl/cert.pem",
@@ -174,23 +174,56 @@
 
         // MARK: - libcurl's functions and constants (curl/curl.h; stable since libcurl 7.x)
 
+        /// A libcurl callback as ``Library/setFunction(_:_:_:)`` takes it: a `@convention(c)` function with the
+        /// parameters libcurl documents for the option, cast with `unsafeBitCast` (C's cast between function types).
+        typealias Callback = codable_defaults_curl_function
+
         /// The few libcurl functions the client calls. `curl_easy_setopt` and `curl_easy_getinfo` are variadic in
-        /// C; they are called here with one argument of a fixed integer or pointer type, which the x86-64 and
-        /// AArch64 Linux calling conventions pass exactly as a variadic argument (others, such as 64-bit
-        /// PowerPC's, need the caller to set a variadic call up differently: there this file is not compiled, and
-        /// the client uses URLSession as before).
+        /// C, which Swift cannot call, and which a call through a pointer of fixed parameters would get wrong on
+        /// some platforms (a variadic argument may be passed elsewhere than a fixed one, or need more of the
+        /// caller): they are called through the C functions of CodableDefaultsCurlShim, which call them as the
+        /// variadic functions they are, one method here for each type of argument. The others have fixed
+        /// parameters and are called directly.
         struct Library: @unchecked Sendable {
             let easyInit: @convention(c) () -> OpaquePointer?
             let easyCleanup: @convention(c) (OpaquePointer?) -> Void
             let perform: @convention(c) (OpaquePointer?) -> Int32
-            let setLong: @convention(c) (OpaquePointer?, Int32, Int) -> Int32
-            let setPointer: @convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?) -> Int32
-            let getLong: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<Int>) -> Int32
-            let getPointer:
-                @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> Int32
+            /// `curl_easy_setopt`, for CodableDefaultsCurlShim's functions only.
+            let setopt: UnsafeMutableRawPointer
+            /// `curl_easy_getinfo`, for CodableDefaultsCurlShim's functions only.
+            let getinfo: UnsafeMutableRawPointer
             let slistAppend: @convention(c) (OpaquePointer?, UnsafePointer<CChar>) -> OpaquePointer?
             let slistFreeAll: @convention(c) (OpaquePointer?) -> Void
             let strerror: @convention(c) (Int32) -> UnsafePointer<CChar>?
+
+            /// Sets an option that takes a `long`; returns libcurl's `CURLcode` (0 when it took it).
+            func setLong(_ handle: OpaquePointer, _ option: Int32, _ value: Int) -> Int32 {
+                codable_defaults_curl_setopt_long(setopt, UnsafeMutableRawPointer(handle), option, value)
+            }
+
+            /// Sets an option that takes an object pointer; returns libcurl's `CURLcode` (0 when it took it).
+            func setPointer(_ handle: OpaquePointer, _ option: Int32, _ value: UnsafeRawPointer?) -> Int32 {
+                codable_defaults_curl_setopt_pointer(setopt, UnsafeMutableRawPointer(handle), option, value)
+            }
+
+            /// Sets an option that takes a callback (see ``Callback``); returns libcurl's `CURLcode` (0 when it
+            /// took it).
+            func setFunction(_ handle: OpaquePointer, _ option: Int32, _ value: Callback) -> Int32 {
+                codable_defaults_curl_setopt_function(setopt, UnsafeMutableRawPointer(handle), option, value)
+            }
+
+            /// Reads an item that is a `long` into `value`; returns libcurl's `CURLcode` (0 when it did).
+            func getLong(_ handle: OpaquePointer, _ info: Int32, _ value: inout Int) -> Int32 {
+                codable_defaults_curl_getinfo_long(getinfo, UnsafeMutableRawPointer(handle), info, &value)
+            }
+
+            /// Reads an item that is a string into `value` (libcurl's pointer, or `nil`); returns libcurl's
+            /// `CURLcode` (0 when it did).
+            func getString(_ handle: OpaquePointer, _ info: Int32, _ value: inout UnsafeMutablePointer<CChar>?)
+                -> Int32
+            {
+                codable_defaults_curl_getinfo_string(getinfo, UnsafeMutableRawPointer(handle), info, &value)
+            }
         }
 
         /// Why libcurl could not be used.
@@ -219,19 +252,8 @@
                     easyInit: try function("curl_easy_init", as: (@convention(c) () -> OpaquePointer?).self),
                     easyCleanup: try function("curl_easy_cleanup", as: (@convention(c) (OpaquePointer?) -> Void).self),
                     perform: try function("curl_easy_perform", as: (@convention(c) (OpaquePointer?) -> Int32).self),
-                    setLong: try function(
-                        "curl_easy_setopt", as: (@convention(c) (OpaquePointer?, Int32, Int) -> Int32).self),
-                    setPointer: try function(
-                        "curl_easy_setopt",
-                        as: (@convention(c) (OpaquePointer?, Int32, UnsafeRawPointer?) -> Int32).self),
-                    getLong: try function(
-                        "curl_easy_getinfo",
-                        as: (@convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<Int>) -> Int32).self),
-                    getPointer: try function(
-                        "curl_easy_getinfo",
-                        as: (@convention(c) (
-                            OpaquePointer?, Int32, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
-                        ) -> Int32).self),
+                    setopt: try function("curl_easy_setopt", as: UnsafeMutableRawPointer.self),
+                    getinfo: try function("curl_easy_getinfo", as: UnsafeMutableRawPointer.self),
                     slistAppend: try function(
                         "curl_slist_append",
                         as: (@convention(c) (OpaquePointer?, UnsafePointer<CChar>) -> OpaquePointer?).self),

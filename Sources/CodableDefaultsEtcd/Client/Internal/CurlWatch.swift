@@ -1,4 +1,4 @@
-#if canImport(Glibc) && (arch(x86_64) || arch(arm64))
+#if canImport(Glibc)
     import CodableDefaults
     import Dispatch
     import Foundation
@@ -124,17 +124,17 @@
                 let box = Unmanaged.passUnretained(self).toOpaque()
                 let settings: [Int32] = [
                     curl.setLong(handle, CurlHTTP.Option.noProgress, 0),
-                    curl.setPointer(
+                    curl.setFunction(
                         handle, CurlHTTP.Option.transferInfoFunction,
-                        unsafeBitCast(Self.progress(), to: UnsafeRawPointer.self)),
+                        unsafeBitCast(Self.progress(), to: CurlHTTP.Callback.self)),
                     curl.setPointer(handle, CurlHTTP.Option.progressData, box),
-                    curl.setPointer(
+                    curl.setFunction(
                         handle, CurlHTTP.Option.socketOptionFunction,
-                        unsafeBitCast(Self.socketOpened(), to: UnsafeRawPointer.self)),
+                        unsafeBitCast(Self.socketOpened(), to: CurlHTTP.Callback.self)),
                     curl.setPointer(handle, CurlHTTP.Option.socketOptionData, box),
-                    curl.setPointer(
+                    curl.setFunction(
                         handle, CurlHTTP.Option.closeSocketFunction,
-                        unsafeBitCast(Self.socketClosed(), to: UnsafeRawPointer.self)),
+                        unsafeBitCast(Self.socketClosed(), to: CurlHTTP.Callback.self)),
                     curl.setPointer(handle, CurlHTTP.Option.closeSocketData, box),
                 ]
                 return settings.first { $0 != 0 } ?? 0
