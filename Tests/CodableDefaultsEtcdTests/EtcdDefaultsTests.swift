@@ -40,7 +40,9 @@ func onThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) a
 
 /// Waits on a thread of its own (never the cooperative pool) for `semaphore`, up to 30 s; whether it came.
 func signalled(_ semaphore: DispatchSemaphore) async throws -> Bool {
-    try await onThread { semaphore.wait(timeout: .now() + 30) == .success }
+    // Minutes: a guard against a hang, not a time the signal is expected to take (in a full run on two cores, tasks
+    // of the cooperative pool may wait long for a thread).
+    try await onThread { semaphore.wait(timeout: .now() + 120) == .success }
 }
 
 @Suite("Defaults on etcd: the key API against a real etcd", .needsEtcd)
