@@ -198,15 +198,19 @@ extension EtcdStorage {
     // MARK: Offline changes
 
     /// Keeps the changes of `changes` not at the indexes `saved` in the local copy (no endpoint answered): each on
-    /// the revision its key had as last known, a second change of a key on the first one's. They count as saved once
-    /// the copy is written; when it cannot be, the write fails and they stay unsaved in the store.
+    /// the revision its key had as last known (0 for a key known to have no value: etcd compares a missing key's
+    /// revision as 0, whatever revision removed it), a second change of a key on the first one's. They count as
+    /// saved once the copy is written; when it cannot be, the write fails and they stay unsaved in the store.
     func keepOffline(_ changes: [MemberChange], saved: [Int]) -> StorageWrite {
         let savedIndexes = Set(saved)
         let before = state.withLock { state in
             let before = state.offline
             for (index, change) in changes.enumerated() where !savedIndexes.contains(index) {
                 let name = Array(change.name.utf8)
-                let base = state.offline[name]?.base ?? state.revisions[name] ?? 0
+                // A key with neither a value nor one that is not JSON has none in etcd (as last known): the
+                // revision of its removal is not the one etcd compares.
+                let exists = state.known[name] != nil || state.unreadable[name] != nil
+                let base = state.offline[name]?.base ?? (exists ? state.revisions[name] ?? 0 : 0)
                 let secret = change.secret || state.offline[name]?.secret == true
                 state.offline[name] = OfflineChange(value: change.value, base: base, secret: secret)
             }
