@@ -40,4 +40,46 @@ struct EtcdLocalCopyEdgeTests {
             #expect(defaults[theme] == "dark" && defaults[volume] == 0.5)
         }
     }
+
+    @Test func keptChangesLargerThanOneTransactionAllLand() async throws {
+        try await EtcdServer.with { server in
+            let directory = try TemporaryDirectory()
+            let urls = server.clientURLs.map { URL(string: $0)! }
+            let reports = Recorder<DefaultsError>()
+            let defaults = try await Defaults(
+                etcd: urls, prefix: "myservice/", saveMode: .manual, localCopy: directory.file("copy.json")
+            ) { reports.append($0) }
+            for member in server.members { try await server.kill(member) }
+            // 24 values of 100 KB: more than etcd takes in one request (1.5 MiB), as a save online would split them.
+            let text = String(repeating: "x", count: 100_000)
+            for index in 0..<24 { defaults.set(JSONValue.string("\(index)\(text)"), forKey: "big\(index)") }
+            try await defaults.save()
+            #expect(defaults.unsentChangeCount == 24)
+            for member in server.members { try await server.restart(member) }
+            #expect(try await eventually { defaults.unsentChangeCount == 0 }, "\(reports.values)")
+            let keys = try await server.etcdctl(["get", "myservice/big", "--prefix", "--keys-only"])
+            #expect(keys.split(separator: "\n").count == 24, "\(keys)")
+        }
+    }
+
+    @Test func aKeptChangeEtcdRefusesHoldsBackNoOtherKeptChange() async throws {
+        try await EtcdServer.with(arguments: ["--max-request-bytes", "20000"]) { server in
+            let directory = try TemporaryDirectory()
+            let urls = server.clientURLs.map { URL(string: $0)! }
+            let reports = Recorder<DefaultsError>()
+            let defaults = try await Defaults(
+                etcd: urls, prefix: "myservice/", saveMode: .manual, localCopy: directory.file("copy.json")
+            ) { reports.append($0) }
+            for member in server.members { try await server.kill(member) }
+            defaults.set(JSONValue.string(String(repeating: "x", count: 50_000)), forKey: "huge")
+            defaults.set(JSONValue.number(1), forKey: "small")
+            try await defaults.save()
+            #expect(defaults.unsentChangeCount == 2)
+            for member in server.members { try await server.restart(member) }
+            // The small change lands; the one etcd refuses stays kept, and is reported.
+            #expect(try await eventually { defaults.unsentChangeCount == 1 }, "\(reports.values)")
+            #expect(try await stored("myservice/small", server) == "1\n")
+            #expect(try await eventually { reports.values.contains { $0.message.contains("\"huge\"") } })
+        }
+    }
 }

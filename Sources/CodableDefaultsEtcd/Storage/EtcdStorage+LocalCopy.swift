@@ -23,7 +23,8 @@ extension EtcdStorage {
         case sent
         /// No endpoint answered: the changes stay kept.
         case noEndpoint
-        /// etcd refused them (reported); they stay kept, to be sent again by the next save or catch-up.
+        /// etcd refused some of them, or answered what is not etcd's (reported): those stay kept, to be sent again
+        /// by the next save or catch-up.
         case refused
     }
 
@@ -243,46 +244,93 @@ extension EtcdStorage {
         return write
     }
 
-    /// Sends the kept changes in transactions that compare each key's revision with the one its change was made on;
-    /// drops (and reports) the changes another writer's newer change conflicts with, and the ones etcd already
-    /// holds (a transaction whose answer was lost).
+    /// Sends the kept changes in transactions (as many changes as one takes: ``transactionEnd(of:from:)``) that
+    /// compare each key's revision with the one its change was made on; drops (and reports) the changes another
+    /// writer's newer change conflicts with, and the ones etcd already holds (a transaction whose answer was lost).
+    /// A transaction etcd refuses is sent again one change at a time, so that a change etcd refuses (reported, and
+    /// kept for the next save) holds back no other.
     func sendOffline() -> OfflineOutcome {
+        var refused: Set<[UInt8]> = []
         while true {
-            let kept = state.withLock { $0.offline }.sorted { $0.key.lexicographicallyPrecedes($1.key) }
-            guard !kept.isEmpty else { return .sent }
-            let batch = Array(kept.prefix(maximumKeysPerUpdate))
-            let changes = batch.map { name, change in
-                var member = MemberChange(String(decoding: name, as: UTF8.self), change.value)
-                member.secret = change.secret
-                return member
-            }
-            let compares = batch.map { EtcdCompare(key: prefix + $0.key, modRevision: $0.value.base) }
-            switch commit(changes, compares: compares) {
-            case .success(true):
-                forget(batch)
-            case .success(false):
-                // A key changed since its change was made: read each, keep etcd's where it differs.
-                let current: [(keyValue: EtcdKeyValue?, revision: Int64)]
-                do {
-                    current = try batch.map { name, _ in try client.read(prefix + name) }
-                } catch let error as EtcdError where error.isEndpointDown {
-                    return .noEndpoint
-                } catch {
-                    notify(failure(.writeFailed, "the changes kept in the local copy cannot be sent", error))
-                    return .refused
-                }
-                resolveConflicts(batch, current)
-            case .failure(let failure) where failure.noEndpoint:
-                return .noEndpoint
-            case .failure(let failure):
-                notify(failure.error)
-                return .refused
-            }
-            do throws(DefaultsError) {
-                try writeLocalCopy()
-            } catch {
+            let kept = state.withLock { $0.offline }.filter { !refused.contains($0.key) }
+                .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+            guard !kept.isEmpty else { return refused.isEmpty ? .sent : .refused }
+            let batch = Array(kept[..<transactionEnd(of: kept.map(Self.memberChange), from: 0)])
+            var stopped: OfflineOutcome?
+            var progressed = false
+            switch send(batch) {
+            case .done: progressed = true
+            case .stopped(let outcome): stopped = outcome
+            case .refused(let error) where batch.count == 1:
                 notify(error)
+                refused.insert(batch[0].key)
+            case .refused:
+                for change in batch where stopped == nil {
+                    switch send([change]) {
+                    case .done: progressed = true
+                    case .stopped(let outcome): stopped = outcome
+                    case .refused(let error):
+                        notify(error)
+                        refused.insert(change.key)
+                    }
+                }
             }
+            if progressed {
+                do throws(DefaultsError) {
+                    try writeLocalCopy()
+                } catch {
+                    notify(error)
+                }
+            }
+            if let stopped { return stopped }
+        }
+    }
+
+    /// What sending one transaction of kept changes came to.
+    private enum Sending {
+        /// Sent, or resolved as conflicts.
+        case done
+        /// Sending ends here, with this outcome (reported).
+        case stopped(OfflineOutcome)
+        /// etcd refused the transaction (it wrote nothing): the changes stay kept.
+        case refused(DefaultsError)
+    }
+
+    /// The change `change` kept of the member `name`, as a change to send.
+    private static func memberChange(_ name: [UInt8], _ change: OfflineChange) -> MemberChange {
+        var member = MemberChange(String(decoding: name, as: UTF8.self), change.value)
+        member.secret = change.secret
+        return member
+    }
+
+    /// Sends `batch` in one transaction that compares each key's revision with its change's base.
+    private func send(_ batch: [(key: [UInt8], value: OfflineChange)]) -> Sending {
+        let changes = batch.map(Self.memberChange)
+        let compares = batch.map { EtcdCompare(key: prefix + $0.key, modRevision: $0.value.base) }
+        switch commit(changes, compares: compares) {
+        case .success(true):
+            forget(batch)
+            return .done
+        case .success(false):
+            // A key changed since its change was made: read each, keep etcd's where it differs.
+            let current: [(keyValue: EtcdKeyValue?, revision: Int64)]
+            do {
+                current = try batch.map { name, _ in try client.read(prefix + name) }
+            } catch let error as EtcdError where error.isEndpointDown {
+                return .stopped(.noEndpoint)
+            } catch {
+                notify(failure(.writeFailed, "the changes kept in the local copy cannot be sent", error))
+                return .stopped(.refused)
+            }
+            resolveConflicts(batch, current)
+            return .done
+        case .failure(let failure) where failure.noEndpoint:
+            return .stopped(.noEndpoint)
+        case .failure(let failure) where failure.refusedByEtcd:
+            return .refused(failure.error)
+        case .failure(let failure):
+            notify(failure.error)
+            return .stopped(.refused)
         }
     }
 
