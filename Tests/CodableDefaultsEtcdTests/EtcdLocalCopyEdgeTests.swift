@@ -82,4 +82,27 @@ struct EtcdLocalCopyEdgeTests {
             #expect(try await eventually { reports.values.contains { $0.message.contains("\"huge\"") } })
         }
     }
+
+    @Test func theCopyIsNeverWrittenLargerThanItCanBeReadBack() async throws {
+        try await EtcdServer.with { server in
+            let directory = try TemporaryDirectory()
+            let copy = directory.file("copy.json")
+            let urls = server.clientURLs.map { URL(string: $0)! }
+            let options = Defaults.Options(maximumFileSize: 4096)
+            do {
+                let reports = Recorder<DefaultsError>()
+                let defaults = try await Defaults(
+                    etcd: urls, prefix: "myservice/", saveMode: .immediate, options: options, localCopy: copy
+                ) { reports.append($0) }
+                defaults.set(JSONValue.string(String(repeating: "x", count: 5000)), forKey: "large")
+                try await defaults.save()
+                #expect(
+                    try await eventually { reports.values.contains { $0.path == copy.path } },
+                    "the copy's write failure is reported: \(reports.values)")
+            }
+            // The store opens again (etcd answers): the copy it left reads.
+            let again = try await Defaults(etcd: urls, prefix: "myservice/", options: options, localCopy: copy)
+            #expect(again.object(forKey: "large") != nil)
+        }
+    }
 }

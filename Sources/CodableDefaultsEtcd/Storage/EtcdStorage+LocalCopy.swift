@@ -160,6 +160,9 @@ extension EtcdStorage {
 
     /// Writes the local copy of what the storage knows now, durably. Copies are written one at a time, each of the
     /// state when its write began, so that an older state never replaces a newer one.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/fileTooLarge`` when the copy would be larger than the store reads
+    ///   (``localCopyLimit``), or what the file's write throws; the file is then left as it was.
     func writeLocalCopy() throws(DefaultsError) {
         guard let localCopy else { return }
         try localCopyWriting.withLock { (_: inout Void) throws(DefaultsError) in
@@ -170,7 +173,15 @@ extension EtcdStorage {
                         members[member.key] = (member.value, state.revisions[member.key] ?? 0)
                     }, offline: state.offline, schema: state.schema)
             }
-            try localCopy.write(copy.encoded())
+            let bytes = copy.encoded()
+            // Never write a copy that this store (with these limits) could not open again.
+            guard bytes.count <= localCopyLimit else {
+                throw DefaultsError(
+                    .fileTooLarge,
+                    "the local copy would be \(bytes.count) bytes, over the limit of \(localCopyLimit) bytes "
+                        + "(the store's maximumFileSize); the copy is left as it was", path: localCopy.path)
+            }
+            try localCopy.write(bytes)
         }
     }
 
