@@ -226,6 +226,40 @@ struct EtcdLocalCopyTests {
         }
     }
 
+    @Test func aChangeKeptOfAKeyAnotherWriterRemovedIsAConflictSayingSo() async throws {
+        try await EtcdServer.with { server in
+            let directory = try TemporaryDirectory()
+            let copy = directory.file("copy.json").path
+            let endpoints = server.clientURLs
+            _ = try await server.etcdctl(["put", "myservice/theme", "\"light\""])
+            try await onThread {
+                let service = try Service(endpoints, copy: copy)
+                _ = try service.ask("quit")
+            }
+            for member in server.members { try await server.kill(member) }
+            let kept = try await onThread { () throws -> String in
+                let service = try Service(endpoints, copy: copy)
+                let answer = try service.ask("set theme \"dark\"")
+                service.child.kill(SIGKILL)
+                _ = try service.child.wait(timeout: 30)
+                return answer
+            }
+            #expect(kept == "ok")
+            for member in server.members { try await server.restart(member) }
+            _ = try await server.etcdctl(["del", "myservice/theme"])
+            let (reports, answers) = try await onThread { () throws -> ([String], [String]) in
+                let service = try Service(endpoints, copy: copy)
+                let answers = [try service.ask("get theme"), try service.ask("status")]
+                _ = try service.ask("quit")
+                return (service.reports, answers)
+            }
+            #expect(answers == ["none theme", "status stale=false unsent=0"])
+            let conflict = try #require(reports.first { $0.contains("\"conflict\"") }, "\(reports)")
+            #expect(conflict.contains("removed the key"), "\(conflict)")
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/theme"]) == "")
+        }
+    }
+
     @Test func aSecondStoreOnTheSameCopyIsRefusedAndACopyOfAnotherPrefixIsLeftAsItIs() async throws {
         try await EtcdServer.with { server in
             let directory = try TemporaryDirectory()

@@ -367,7 +367,7 @@ extension EtcdStorage {
         var conflicts: [DefaultsError] = []
         let signal = state.withLock { state in
             var changed = false
-            for ((name, change), (keyValue, _)) in zip(batch, current) {
+            for ((name, change), (keyValue, readRevision)) in zip(batch, current) {
                 let revision = keyValue?.modRevision ?? 0
                 guard revision != change.base, state.offline[name] == change else { continue }
                 state.offline[name] = nil
@@ -389,16 +389,21 @@ extension EtcdStorage {
                     change.secret
                     ? "(values withheld: the key is secret)"
                     : "(the kept change: \(shown(change.value)); etcd's: \(shown(theirs)))"
+                let what =
+                    keyValue == nil
+                    ? "removed the key after it" : "changed the key at revision \(revision)"
                 conflicts.append(
                     DefaultsError(
                         .conflict,
                         "the change kept while etcd did not answer was made on revision \(change.base), but another "
-                            + "writer changed the key at revision \(revision): etcd's value is kept and the change "
-                            + "is dropped \(both)", path: location, key: text))
-                if revision > state.revisions[name] ?? 0 {
-                    state.revisions[name] = revision
+                            + "writer \(what): etcd's value is kept and the change is dropped \(both)",
+                        path: location, key: text))
+                // A key with no value is known as of the read (its removal's revision is not in the read).
+                let known = keyValue == nil ? readRevision : revision
+                if known > state.revisions[name] ?? 0 {
+                    state.revisions[name] = known
                     state.known[name] = theirs
-                    state.pending[name] = Seen(value: theirs, revision: revision)
+                    state.pending[name] = Seen(value: theirs, revision: known)
                     changed = true
                 }
             }
