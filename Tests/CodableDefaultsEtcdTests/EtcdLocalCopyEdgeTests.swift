@@ -105,4 +105,25 @@ struct EtcdLocalCopyEdgeTests {
             #expect(again.object(forKey: "large") != nil)
         }
     }
+
+    @Test func aChangeTheCopyCannotKeepFailsItsSaveAndStaysUnsaved() async throws {
+        try await EtcdServer.with { server in
+            let directory = try TemporaryDirectory()
+            let copy = directory.file("copy.json")
+            let urls = server.clientURLs.map { URL(string: $0)! }
+            let defaults = try await Defaults(etcd: urls, prefix: "myservice/", saveMode: .manual, localCopy: copy)
+            // The copy's path becomes a directory: the copy cannot be written there.
+            try FileManager.default.removeItem(at: copy)
+            try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: false)
+            for member in server.members { try await server.kill(member) }
+            defaults.set(JSONValue.number(7), forKey: "volume")
+            let error = #expect(throws: DefaultsError.self) { try defaults.save() }
+            #expect(error?.message.contains("stay unsaved") == true, "\(String(describing: error))")
+            #expect(defaults.unsentChangeCount == 0)
+            // Unsaved, so saved when a member answers.
+            for member in server.members { try await server.restart(member) }
+            try await defaults.save()
+            #expect(try await stored("myservice/volume", server) == "7\n")
+        }
+    }
 }

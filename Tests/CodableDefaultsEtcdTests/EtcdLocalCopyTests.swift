@@ -226,6 +226,59 @@ struct EtcdLocalCopyTests {
         }
     }
 
+    @Test func changesResentFromACopyRewrittenTooLateAreNeitherWrittenTwiceNorConflicts() async throws {
+        try await EtcdServer.with { server in
+            let directory = try TemporaryDirectory()
+            let copy = directory.file("copy.json").path
+            let saved = directory.file("saved.json").path
+            let endpoints = server.clientURLs
+            _ = try await server.etcdctl(["put", "myservice/theme", "\"light\""])
+            _ = try await server.etcdctl(["put", "myservice/gone", "1"])
+            try await onThread {
+                let service = try Service(endpoints, copy: copy)
+                _ = try service.ask("quit")
+            }
+            for member in server.members { try await server.kill(member) }
+            let kept = try await onThread { () throws -> [String] in
+                let service = try Service(endpoints, copy: copy)
+                let answers = [
+                    try service.ask("set theme \"dark\""), try service.ask("remove gone"),
+                    try service.ask("set fresh 2"), try service.ask("status"),
+                ]
+                service.child.kill(SIGKILL)
+                _ = try service.child.wait(timeout: 30)
+                // The copy with the changes not sent: what a process killed between sending them and rewriting
+                // its copy leaves.
+                try FileManager.default.copyItem(atPath: copy, toPath: saved)
+                return answers
+            }
+            #expect(kept == ["ok", "ok", "ok", "status stale=true unsent=3"])
+            for member in server.members { try await server.restart(member) }
+            let sent = try await onThread { () throws -> String in
+                let service = try Service(endpoints, copy: copy)
+                let status = try service.ask("status")
+                _ = try service.ask("quit")
+                _ = try service.child.wait(timeout: 30)
+                return rename(saved, copy) == 0 ? status : "rename: \(String(cString: strerror(errno)))"
+            }
+            #expect(sent == "status stale=false unsent=0")
+            let (reports, answers) = try await onThread { () throws -> ([String], [String]) in
+                let service = try Service(endpoints, copy: copy)
+                let answers = [
+                    try service.ask("status"), try service.ask("get theme"), try service.ask("get gone"),
+                    try service.ask("get fresh"),
+                ]
+                _ = try service.ask("quit")
+                return (service.reports, answers)
+            }
+            #expect(!reports.contains { $0.contains("\"conflict\"") }, "\(reports)")
+            #expect(
+                answers == ["status stale=false unsent=0", "value theme \"dark\"", "none gone", "value fresh 2"])
+            #expect(try await version(of: "myservice/theme", server) == 2)
+            #expect(try await version(of: "myservice/fresh", server) == 1)
+        }
+    }
+
     @Test func aChangeKeptOfAKeyAnotherWriterRemovedIsAConflictSayingSo() async throws {
         try await EtcdServer.with { server in
             let directory = try TemporaryDirectory()
