@@ -313,6 +313,44 @@ struct EtcdLocalCopyTests {
         }
     }
 
+    @Test func aServiceOnACopyNewerThanARestoredClusterCatchesUp() async throws {
+        try await EtcdServer.with { server in
+            let directory = try TemporaryDirectory()
+            let copy = directory.file("copy.json").path
+            let endpoints = server.clientURLs
+            for index in 0..<30 { _ = try await server.etcdctl(["put", "myservice/filler", "\(index)"]) }
+            try await onThread {
+                let service = try Service(endpoints, copy: copy)
+                _ = try service.ask("quit")
+            }
+            // The cluster comes back from an older state (here, none): its revisions start again below the copy's.
+            for member in server.members {
+                try await server.kill(member)
+                try FileManager.default.removeItem(atPath: member.dataDirectory)
+            }
+            let service = try await onThread { try Service(endpoints, copy: copy) }
+            for member in server.members { try await server.restart(member) }
+            _ = try await server.etcdctl(["put", "myservice/theme", "\"restored\""])
+            let status = try await onThread { try service.waitForStatus("status stale=false unsent=0") }
+            #expect(status == "status stale=false unsent=0")
+            let theme = try await onThread { try service.ask("get theme") }
+            #expect(theme == "value theme \"restored\"")
+            // The watch follows the restored cluster's revisions: a change made now comes.
+            _ = try await server.etcdctl(["put", "myservice/theme", "\"later\""])
+            let later = try await onThread { () throws -> String in
+                let deadline = Date().addingTimeInterval(120)
+                var answer = try service.ask("get theme")
+                while answer != "value theme \"later\"" && Date() < deadline {
+                    Thread.sleep(forTimeInterval: 0.05)
+                    answer = try service.ask("get theme")
+                }
+                return answer
+            }
+            #expect(later == "value theme \"later\"")
+            _ = try await onThread { try service.ask("quit") }
+        }
+    }
+
     @Test func aSecondStoreOnTheSameCopyIsRefusedAndACopyOfAnotherPrefixIsLeftAsItIs() async throws {
         try await EtcdServer.with { server in
             let directory = try TemporaryDirectory()
