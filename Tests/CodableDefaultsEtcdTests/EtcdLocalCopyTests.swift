@@ -351,6 +351,42 @@ struct EtcdLocalCopyTests {
         }
     }
 
+    @Test func aServiceOpeningWithAKeptChangeEtcdRefusesServesItAndSendsTheOthers() async throws {
+        try await EtcdServer.with(arguments: ["--max-request-bytes", "20000"]) { server in
+            let directory = try TemporaryDirectory()
+            let copy = directory.file("copy.json").path
+            let endpoints = server.clientURLs
+            try await onThread {
+                let service = try Service(endpoints, copy: copy)
+                _ = try service.ask("quit")
+            }
+            for member in server.members { try await server.kill(member) }
+            let huge = "\"" + String(repeating: "x", count: 30_000) + "\""
+            let kept = try await onThread { () throws -> [String] in
+                let service = try Service(endpoints, copy: copy)
+                let answers = [try service.ask("set huge \(huge)"), try service.ask("set small 1")]
+                service.child.kill(SIGKILL)
+                _ = try service.child.wait(timeout: 30)
+                return answers
+            }
+            #expect(kept == ["ok", "ok"])
+            for member in server.members { try await server.restart(member) }
+            let (reports, answers) = try await onThread { () throws -> ([String], [String]) in
+                let service = try Service(endpoints, copy: copy)
+                let answers = [
+                    try service.ask("status"), try service.ask("get huge") == "value huge \(huge)" ? "kept" : "not",
+                    try service.ask("get small"),
+                ]
+                service.child.kill(SIGKILL)
+                _ = try service.child.wait(timeout: 30)
+                return (service.reports, answers)
+            }
+            #expect(answers == ["status stale=false unsent=1", "kept", "value small 1"])
+            #expect(reports.contains { $0.contains("\\\"huge\\\"") }, "the refusal is reported: \(reports)")
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/small"]) == "1\n")
+        }
+    }
+
     @Test func aSecondStoreOnTheSameCopyIsRefusedAndACopyOfAnotherPrefixIsLeftAsItIs() async throws {
         try await EtcdServer.with { server in
             let directory = try TemporaryDirectory()

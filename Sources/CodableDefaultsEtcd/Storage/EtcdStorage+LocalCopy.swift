@@ -85,6 +85,14 @@ extension EtcdStorage {
                 if sendOffline() == .noEndpoint { return try openFromCopy(copy, unreachable, report) }
                 for notice in takeNotices() { report(notice) }
                 members = try read()
+                // Changes etcd refused for now stay kept, and stay what the store serves (as after a reload).
+                let served = state.withLock { state -> [[UInt8]: [UInt8]]? in
+                    guard !state.offline.isEmpty else { return nil }
+                    var served = state.known
+                    for (name, change) in state.offline { served[name] = change.value }
+                    return served
+                }
+                if let served { members = Self.stored(served) }
             }
             // etcd answered: a copy that cannot be written is reported, and the store opens all the same.
             do throws(DefaultsError) {
@@ -129,6 +137,11 @@ extension EtcdStorage {
                     + "\(copy.revision), stale until a member answers (changes are kept in the copy and sent then)",
                 path: location))
         retryWhenReachable()
+        return Self.stored(members)
+    }
+
+    /// `members` (by name) as the store takes them in; `nil` when there is none.
+    private static func stored(_ members: [[UInt8]: [UInt8]]) -> StoredMembers? {
         guard !members.isEmpty else { return nil }
         return StoredMembers(
             members: members.sorted { $0.key.lexicographicallyPrecedes($1.key) }
