@@ -126,4 +126,21 @@ struct EtcdLocalCopyEdgeTests {
             #expect(try await stored("myservice/volume", server) == "7\n")
         }
     }
+
+    @Test func theCopyHoldsASecretKeysValueInAFileOnlyItsOwnerReads() async throws {
+        try await EtcdServer.with { server in
+            let directory = try TemporaryDirectory()
+            let copy = directory.file("service/copy.json")
+            let urls = server.clientURLs.map { URL(string: $0)! }
+            let defaults = try await Defaults(etcd: urls, prefix: "myservice/", saveMode: .immediate, localCopy: copy)
+            defaults[Defaults.Key<String>("token", default: "", secret: true)] = "s3cret"
+            // The copy is the store's data, secret values included (as a store file holds them): 0600, in a
+            // directory of mode 0700 when the store makes it.
+            let file = try FileManager.default.attributesOfItem(atPath: copy.path)
+            let folder = try FileManager.default.attributesOfItem(atPath: copy.deletingLastPathComponent().path)
+            #expect((file[.posixPermissions] as? Int) == 0o600)
+            #expect((folder[.posixPermissions] as? Int) == 0o700)
+            #expect(try String(contentsOf: copy, encoding: .utf8).contains("s3cret"))
+        }
+    }
 }
