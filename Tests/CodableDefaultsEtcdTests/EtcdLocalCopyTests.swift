@@ -226,6 +226,167 @@ struct EtcdLocalCopyTests {
         }
     }
 
+    @Test func changesResentFromACopyRewrittenTooLateAreNeitherWrittenTwiceNorConflicts() async throws {
+        try await EtcdServer.with { server in
+            let directory = try TemporaryDirectory()
+            let copy = directory.file("copy.json").path
+            let saved = directory.file("saved.json").path
+            let endpoints = server.clientURLs
+            _ = try await server.etcdctl(["put", "myservice/theme", "\"light\""])
+            _ = try await server.etcdctl(["put", "myservice/gone", "1"])
+            try await onThread {
+                let service = try Service(endpoints, copy: copy)
+                _ = try service.ask("quit")
+            }
+            for member in server.members { try await server.kill(member) }
+            let kept = try await onThread { () throws -> [String] in
+                let service = try Service(endpoints, copy: copy)
+                let answers = [
+                    try service.ask("set theme \"dark\""), try service.ask("remove gone"),
+                    try service.ask("set fresh 2"), try service.ask("status"),
+                ]
+                service.child.kill(SIGKILL)
+                _ = try service.child.wait(timeout: 30)
+                // The copy with the changes not sent: what a process killed between sending them and rewriting
+                // its copy leaves.
+                try FileManager.default.copyItem(atPath: copy, toPath: saved)
+                return answers
+            }
+            #expect(kept == ["ok", "ok", "ok", "status stale=true unsent=3"])
+            for member in server.members { try await server.restart(member) }
+            let sent = try await onThread { () throws -> String in
+                let service = try Service(endpoints, copy: copy)
+                let status = try service.ask("status")
+                _ = try service.ask("quit")
+                _ = try service.child.wait(timeout: 30)
+                return rename(saved, copy) == 0 ? status : "rename: \(String(cString: strerror(errno)))"
+            }
+            #expect(sent == "status stale=false unsent=0")
+            let (reports, answers) = try await onThread { () throws -> ([String], [String]) in
+                let service = try Service(endpoints, copy: copy)
+                let answers = [
+                    try service.ask("status"), try service.ask("get theme"), try service.ask("get gone"),
+                    try service.ask("get fresh"),
+                ]
+                _ = try service.ask("quit")
+                return (service.reports, answers)
+            }
+            #expect(!reports.contains { $0.contains("\"conflict\"") }, "\(reports)")
+            #expect(
+                answers == ["status stale=false unsent=0", "value theme \"dark\"", "none gone", "value fresh 2"])
+            #expect(try await version(of: "myservice/theme", server) == 2)
+            #expect(try await version(of: "myservice/fresh", server) == 1)
+        }
+    }
+
+    @Test func aChangeKeptOfAKeyAnotherWriterRemovedIsAConflictSayingSo() async throws {
+        try await EtcdServer.with { server in
+            let directory = try TemporaryDirectory()
+            let copy = directory.file("copy.json").path
+            let endpoints = server.clientURLs
+            _ = try await server.etcdctl(["put", "myservice/theme", "\"light\""])
+            try await onThread {
+                let service = try Service(endpoints, copy: copy)
+                _ = try service.ask("quit")
+            }
+            for member in server.members { try await server.kill(member) }
+            let kept = try await onThread { () throws -> String in
+                let service = try Service(endpoints, copy: copy)
+                let answer = try service.ask("set theme \"dark\"")
+                service.child.kill(SIGKILL)
+                _ = try service.child.wait(timeout: 30)
+                return answer
+            }
+            #expect(kept == "ok")
+            for member in server.members { try await server.restart(member) }
+            _ = try await server.etcdctl(["del", "myservice/theme"])
+            let (reports, answers) = try await onThread { () throws -> ([String], [String]) in
+                let service = try Service(endpoints, copy: copy)
+                let answers = [try service.ask("get theme"), try service.ask("status")]
+                _ = try service.ask("quit")
+                return (service.reports, answers)
+            }
+            #expect(answers == ["none theme", "status stale=false unsent=0"])
+            let conflict = try #require(reports.first { $0.contains("\"conflict\"") }, "\(reports)")
+            #expect(conflict.contains("removed the key"), "\(conflict)")
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/theme"]) == "")
+        }
+    }
+
+    @Test func aServiceOnACopyNewerThanARestoredClusterCatchesUp() async throws {
+        try await EtcdServer.with { server in
+            let directory = try TemporaryDirectory()
+            let copy = directory.file("copy.json").path
+            let endpoints = server.clientURLs
+            for index in 0..<30 { _ = try await server.etcdctl(["put", "myservice/filler", "\(index)"]) }
+            try await onThread {
+                let service = try Service(endpoints, copy: copy)
+                _ = try service.ask("quit")
+            }
+            // The cluster comes back from an older state (here, none): its revisions start again below the copy's.
+            for member in server.members {
+                try await server.kill(member)
+                try FileManager.default.removeItem(atPath: member.dataDirectory)
+            }
+            let service = try await onThread { try Service(endpoints, copy: copy) }
+            for member in server.members { try await server.restart(member) }
+            _ = try await server.etcdctl(["put", "myservice/theme", "\"restored\""])
+            let status = try await onThread { try service.waitForStatus("status stale=false unsent=0") }
+            #expect(status == "status stale=false unsent=0")
+            let theme = try await onThread { try service.ask("get theme") }
+            #expect(theme == "value theme \"restored\"")
+            // The watch follows the restored cluster's revisions: a change made now comes.
+            _ = try await server.etcdctl(["put", "myservice/theme", "\"later\""])
+            let later = try await onThread { () throws -> String in
+                let deadline = Date().addingTimeInterval(120)
+                var answer = try service.ask("get theme")
+                while answer != "value theme \"later\"" && Date() < deadline {
+                    Thread.sleep(forTimeInterval: 0.05)
+                    answer = try service.ask("get theme")
+                }
+                return answer
+            }
+            #expect(later == "value theme \"later\"")
+            _ = try await onThread { try service.ask("quit") }
+        }
+    }
+
+    @Test func aServiceOpeningWithAKeptChangeEtcdRefusesServesItAndSendsTheOthers() async throws {
+        try await EtcdServer.with(arguments: ["--max-request-bytes", "20000"]) { server in
+            let directory = try TemporaryDirectory()
+            let copy = directory.file("copy.json").path
+            let endpoints = server.clientURLs
+            try await onThread {
+                let service = try Service(endpoints, copy: copy)
+                _ = try service.ask("quit")
+            }
+            for member in server.members { try await server.kill(member) }
+            let huge = "\"" + String(repeating: "x", count: 30_000) + "\""
+            let kept = try await onThread { () throws -> [String] in
+                let service = try Service(endpoints, copy: copy)
+                let answers = [try service.ask("set huge \(huge)"), try service.ask("set small 1")]
+                service.child.kill(SIGKILL)
+                _ = try service.child.wait(timeout: 30)
+                return answers
+            }
+            #expect(kept == ["ok", "ok"])
+            for member in server.members { try await server.restart(member) }
+            let (reports, answers) = try await onThread { () throws -> ([String], [String]) in
+                let service = try Service(endpoints, copy: copy)
+                let answers = [
+                    try service.ask("status"), try service.ask("get huge") == "value huge \(huge)" ? "kept" : "not",
+                    try service.ask("get small"),
+                ]
+                service.child.kill(SIGKILL)
+                _ = try service.child.wait(timeout: 30)
+                return (service.reports, answers)
+            }
+            #expect(answers == ["status stale=false unsent=1", "kept", "value small 1"])
+            #expect(reports.contains { $0.contains("\\\"huge\\\"") }, "the refusal is reported: \(reports)")
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/small"]) == "1\n")
+        }
+    }
+
     @Test func aSecondStoreOnTheSameCopyIsRefusedAndACopyOfAnotherPrefixIsLeftAsItIs() async throws {
         try await EtcdServer.with { server in
             let directory = try TemporaryDirectory()

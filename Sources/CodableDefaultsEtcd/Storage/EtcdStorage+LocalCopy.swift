@@ -23,7 +23,8 @@ extension EtcdStorage {
         case sent
         /// No endpoint answered: the changes stay kept.
         case noEndpoint
-        /// etcd refused them (reported); they stay kept, to be sent again by the next save or catch-up.
+        /// etcd refused some of them, or answered what is not etcd's (reported): those stay kept, to be sent again
+        /// by the next save or catch-up.
         case refused
     }
 
@@ -84,6 +85,14 @@ extension EtcdStorage {
                 if sendOffline() == .noEndpoint { return try openFromCopy(copy, unreachable, report) }
                 for notice in takeNotices() { report(notice) }
                 members = try read()
+                // Changes etcd refused for now stay kept, and stay what the store serves (as after a reload).
+                let served = state.withLock { state -> [[UInt8]: [UInt8]]? in
+                    guard !state.offline.isEmpty else { return nil }
+                    var served = state.known
+                    for (name, change) in state.offline { served[name] = change.value }
+                    return served
+                }
+                if let served { members = Self.stored(served) }
             }
             // etcd answered: a copy that cannot be written is reported, and the store opens all the same.
             do throws(DefaultsError) {
@@ -128,6 +137,11 @@ extension EtcdStorage {
                     + "\(copy.revision), stale until a member answers (changes are kept in the copy and sent then)",
                 path: location))
         retryWhenReachable()
+        return Self.stored(members)
+    }
+
+    /// `members` (by name) as the store takes them in; `nil` when there is none.
+    private static func stored(_ members: [[UInt8]: [UInt8]]) -> StoredMembers? {
         guard !members.isEmpty else { return nil }
         return StoredMembers(
             members: members.sorted { $0.key.lexicographicallyPrecedes($1.key) }
@@ -159,6 +173,9 @@ extension EtcdStorage {
 
     /// Writes the local copy of what the storage knows now, durably. Copies are written one at a time, each of the
     /// state when its write began, so that an older state never replaces a newer one.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/fileTooLarge`` when the copy would be larger than the store reads
+    ///   (``localCopyLimit``), or what the file's write throws; the file is then left as it was.
     func writeLocalCopy() throws(DefaultsError) {
         guard let localCopy else { return }
         try localCopyWriting.withLock { (_: inout Void) throws(DefaultsError) in
@@ -169,7 +186,15 @@ extension EtcdStorage {
                         members[member.key] = (member.value, state.revisions[member.key] ?? 0)
                     }, offline: state.offline, schema: state.schema)
             }
-            try localCopy.write(copy.encoded())
+            let bytes = copy.encoded()
+            // Never write a copy that this store (with these limits) could not open again.
+            guard bytes.count <= localCopyLimit else {
+                throw DefaultsError(
+                    .fileTooLarge,
+                    "the local copy would be \(bytes.count) bytes, over the limit of \(localCopyLimit) bytes "
+                        + "(the store's maximumFileSize); the copy is left as it was", path: localCopy.path)
+            }
+            try localCopy.write(bytes)
         }
     }
 
@@ -198,15 +223,19 @@ extension EtcdStorage {
     // MARK: Offline changes
 
     /// Keeps the changes of `changes` not at the indexes `saved` in the local copy (no endpoint answered): each on
-    /// the revision its key had as last known, a second change of a key on the first one's. They count as saved once
-    /// the copy is written; when it cannot be, the write fails and they stay unsaved in the store.
+    /// the revision its key had as last known (0 for a key known to have no value: etcd compares a missing key's
+    /// revision as 0, whatever revision removed it), a second change of a key on the first one's. They count as
+    /// saved once the copy is written; when it cannot be, the write fails and they stay unsaved in the store.
     func keepOffline(_ changes: [MemberChange], saved: [Int]) -> StorageWrite {
         let savedIndexes = Set(saved)
         let before = state.withLock { state in
             let before = state.offline
             for (index, change) in changes.enumerated() where !savedIndexes.contains(index) {
                 let name = Array(change.name.utf8)
-                let base = state.offline[name]?.base ?? state.revisions[name] ?? 0
+                // A key with neither a value nor one that is not JSON has none in etcd (as last known): the
+                // revision of its removal is not the one etcd compares.
+                let exists = state.known[name] != nil || state.unreadable[name] != nil
+                let base = state.offline[name]?.base ?? (exists ? state.revisions[name] ?? 0 : 0)
                 let secret = change.secret || state.offline[name]?.secret == true
                 state.offline[name] = OfflineChange(value: change.value, base: base, secret: secret)
             }
@@ -239,46 +268,93 @@ extension EtcdStorage {
         return write
     }
 
-    /// Sends the kept changes in transactions that compare each key's revision with the one its change was made on;
-    /// drops (and reports) the changes another writer's newer change conflicts with, and the ones etcd already
-    /// holds (a transaction whose answer was lost).
+    /// Sends the kept changes in transactions (as many changes as one takes: ``transactionEnd(of:from:)``) that
+    /// compare each key's revision with the one its change was made on; drops (and reports) the changes another
+    /// writer's newer change conflicts with, and the ones etcd already holds (a transaction whose answer was lost).
+    /// A transaction etcd refuses is sent again one change at a time, so that a change etcd refuses (reported, and
+    /// kept for the next save) holds back no other.
     func sendOffline() -> OfflineOutcome {
+        var refused: Set<[UInt8]> = []
         while true {
-            let kept = state.withLock { $0.offline }.sorted { $0.key.lexicographicallyPrecedes($1.key) }
-            guard !kept.isEmpty else { return .sent }
-            let batch = Array(kept.prefix(maximumKeysPerUpdate))
-            let changes = batch.map { name, change in
-                var member = MemberChange(String(decoding: name, as: UTF8.self), change.value)
-                member.secret = change.secret
-                return member
-            }
-            let compares = batch.map { EtcdCompare(key: prefix + $0.key, modRevision: $0.value.base) }
-            switch commit(changes, compares: compares) {
-            case .success(true):
-                forget(batch)
-            case .success(false):
-                // A key changed since its change was made: read each, keep etcd's where it differs.
-                let current: [(keyValue: EtcdKeyValue?, revision: Int64)]
-                do {
-                    current = try batch.map { name, _ in try client.read(prefix + name) }
-                } catch let error as EtcdError where error.isEndpointDown {
-                    return .noEndpoint
-                } catch {
-                    notify(failure(.writeFailed, "the changes kept in the local copy cannot be sent", error))
-                    return .refused
-                }
-                resolveConflicts(batch, current)
-            case .failure(let failure) where failure.noEndpoint:
-                return .noEndpoint
-            case .failure(let failure):
-                notify(failure.error)
-                return .refused
-            }
-            do throws(DefaultsError) {
-                try writeLocalCopy()
-            } catch {
+            let kept = state.withLock { $0.offline }.filter { !refused.contains($0.key) }
+                .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+            guard !kept.isEmpty else { return refused.isEmpty ? .sent : .refused }
+            let batch = Array(kept[..<transactionEnd(of: kept.map(Self.memberChange), from: 0)])
+            var stopped: OfflineOutcome?
+            var progressed = false
+            switch send(batch) {
+            case .done: progressed = true
+            case .stopped(let outcome): stopped = outcome
+            case .refused(let error) where batch.count == 1:
                 notify(error)
+                refused.insert(batch[0].key)
+            case .refused:
+                for change in batch where stopped == nil {
+                    switch send([change]) {
+                    case .done: progressed = true
+                    case .stopped(let outcome): stopped = outcome
+                    case .refused(let error):
+                        notify(error)
+                        refused.insert(change.key)
+                    }
+                }
             }
+            if progressed {
+                do throws(DefaultsError) {
+                    try writeLocalCopy()
+                } catch {
+                    notify(error)
+                }
+            }
+            if let stopped { return stopped }
+        }
+    }
+
+    /// What sending one transaction of kept changes came to.
+    private enum Sending {
+        /// Sent, or resolved as conflicts.
+        case done
+        /// Sending ends here, with this outcome (reported).
+        case stopped(OfflineOutcome)
+        /// etcd refused the transaction (it wrote nothing): the changes stay kept.
+        case refused(DefaultsError)
+    }
+
+    /// The change `change` kept of the member `name`, as a change to send.
+    private static func memberChange(_ name: [UInt8], _ change: OfflineChange) -> MemberChange {
+        var member = MemberChange(String(decoding: name, as: UTF8.self), change.value)
+        member.secret = change.secret
+        return member
+    }
+
+    /// Sends `batch` in one transaction that compares each key's revision with its change's base.
+    private func send(_ batch: [(key: [UInt8], value: OfflineChange)]) -> Sending {
+        let changes = batch.map(Self.memberChange)
+        let compares = batch.map { EtcdCompare(key: prefix + $0.key, modRevision: $0.value.base) }
+        switch commit(changes, compares: compares) {
+        case .success(true):
+            forget(batch)
+            return .done
+        case .success(false):
+            // A key changed since its change was made: read each, keep etcd's where it differs.
+            let current: [(keyValue: EtcdKeyValue?, revision: Int64)]
+            do {
+                current = try batch.map { name, _ in try client.read(prefix + name) }
+            } catch let error as EtcdError where error.isEndpointDown {
+                return .stopped(.noEndpoint)
+            } catch {
+                notify(failure(.writeFailed, "the changes kept in the local copy cannot be sent", error))
+                return .stopped(.refused)
+            }
+            resolveConflicts(batch, current)
+            return .done
+        case .failure(let failure) where failure.noEndpoint:
+            return .stopped(.noEndpoint)
+        case .failure(let failure) where failure.refusedByEtcd:
+            return .refused(failure.error)
+        case .failure(let failure):
+            notify(failure.error)
+            return .stopped(.refused)
         }
     }
 
@@ -304,7 +380,7 @@ extension EtcdStorage {
         var conflicts: [DefaultsError] = []
         let signal = state.withLock { state in
             var changed = false
-            for ((name, change), (keyValue, _)) in zip(batch, current) {
+            for ((name, change), (keyValue, readRevision)) in zip(batch, current) {
                 let revision = keyValue?.modRevision ?? 0
                 guard revision != change.base, state.offline[name] == change else { continue }
                 state.offline[name] = nil
@@ -326,16 +402,21 @@ extension EtcdStorage {
                     change.secret
                     ? "(values withheld: the key is secret)"
                     : "(the kept change: \(shown(change.value)); etcd's: \(shown(theirs)))"
+                let what =
+                    keyValue == nil
+                    ? "removed the key after it" : "changed the key at revision \(revision)"
                 conflicts.append(
                     DefaultsError(
                         .conflict,
                         "the change kept while etcd did not answer was made on revision \(change.base), but another "
-                            + "writer changed the key at revision \(revision): etcd's value is kept and the change "
-                            + "is dropped \(both)", path: location, key: text))
-                if revision > state.revisions[name] ?? 0 {
-                    state.revisions[name] = revision
+                            + "writer \(what): etcd's value is kept and the change is dropped \(both)",
+                        path: location, key: text))
+                // A key with no value is known as of the read (its removal's revision is not in the read).
+                let known = keyValue == nil ? readRevision : revision
+                if known > state.revisions[name] ?? 0 {
+                    state.revisions[name] = known
                     state.known[name] = theirs
-                    state.pending[name] = Seen(value: theirs, revision: revision)
+                    state.pending[name] = Seen(value: theirs, revision: known)
                     changed = true
                 }
             }

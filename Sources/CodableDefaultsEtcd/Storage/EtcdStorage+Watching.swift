@@ -126,13 +126,26 @@ extension EtcdStorage {
     }
 
     /// Reads the whole prefix again after the watch's revision was compacted, and keeps it as the snapshot the
-    /// store takes in next. A read older than a write the storage made meanwhile is read again.
+    /// store takes in next. A read older than a write the storage made meanwhile is read again. A read at a revision
+    /// older than the storage knows of (a cluster restored from an older state, below the revisions of the local
+    /// copy the store opened from) replaces what the storage knows, and the watch starts again from it.
     func reloadAfterCompaction() async throws {
         while true {
             let range = try await client.range(prefix: prefix)
             let (members, unreadable) = members(of: range.keyValues)
             let signal: (@Sendable () -> Void, DispatchQueue)?? = state.withLock { state in
-                if state.revisions.values.contains(where: { $0 > range.revision }) { return nil }
+                if range.revision < state.seen {
+                    // etcd's history is older than the one the storage knew: its revisions no longer apply, and
+                    // the watch waits for a revision etcd has not reached.
+                    state.revisions = [:]
+                    state.seen = range.revision
+                    if let watch = state.watch {
+                        watch.cancel()
+                        state.watch = Task { [weak self] in await self?.watchUntilCancelled() }
+                    }
+                } else if state.revisions.values.contains(where: { $0 > range.revision }) {
+                    return nil
+                }
                 state.unreadable = unreadable
                 for kv in range.keyValues {
                     guard let name = name(of: kv.key) else { continue }

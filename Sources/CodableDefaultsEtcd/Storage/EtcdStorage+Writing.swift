@@ -21,20 +21,7 @@ extension EtcdStorage {
         var refusals: [DefaultsError] = []
         var start = changes.startIndex
         while start < changes.endIndex {
-            // As many changes as one transaction takes with its history record, and at least one.
-            let recording = historyLimit.isEnabled
-            let operations = max(1, maximumOperationsPerTransaction - (recording ? 1 : 0))
-            func size(_ change: MemberChange) -> Int {
-                prefix.count + change.name.utf8.count + (change.value?.count ?? 0)
-                    + (recording ? Self.recordBytes(of: change) : 0)
-            }
-            var end = start + 1
-            var bytes = (recording ? Self.recordOverhead + historyKey.count : 0) + size(changes[start])
-            while end < changes.endIndex && end - start < operations {
-                bytes += size(changes[end])
-                if bytes > maximumBytesPerTransaction { break }
-                end += 1
-            }
+            let end = transactionEnd(of: changes, from: start)
             let batch = Array(start..<end)
             start = end
             switch commit(batch.map { changes[$0] }, compares: []) {
@@ -71,6 +58,25 @@ extension EtcdStorage {
                     "etcd refused \(refusals.count) changes, which stay unsaved (the others are saved): "
                         + listed + more, path: location), saved: saved)
         }
+    }
+
+    /// Where the transaction of `changes` that begins at `start` ends: as many changes as one transaction takes with
+    /// its history record (``maximumOperationsPerTransaction``, ``maximumBytesPerTransaction``), and at least one.
+    func transactionEnd(of changes: [MemberChange], from start: Int) -> Int {
+        let recording = historyLimit.isEnabled
+        let operations = max(1, maximumOperationsPerTransaction - (recording ? 1 : 0))
+        func size(_ change: MemberChange) -> Int {
+            prefix.count + change.name.utf8.count + (change.value?.count ?? 0)
+                + (recording ? Self.recordBytes(of: change) : 0)
+        }
+        var end = start + 1
+        var bytes = (recording ? Self.recordOverhead + historyKey.count : 0) + size(changes[start])
+        while end < changes.endIndex && end - start < operations {
+            bytes += size(changes[end])
+            if bytes > maximumBytesPerTransaction { break }
+            end += 1
+        }
+        return end
     }
 
     /// The failure of a write, after the changes at the indexes `saved` were written all the same.
