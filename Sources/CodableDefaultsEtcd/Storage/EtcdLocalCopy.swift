@@ -9,6 +9,10 @@ struct OfflineChange: Sendable, Equatable {
     var base: Int64
     /// Whether it is a secret key's change: its values are quoted in no message.
     var secret: Bool
+    /// The values (`nil`: a removal) this store sent for the key after ``base`` without learning whether etcd
+    /// applied them (no answer came): finding one of them in etcd is finding this store's own write, not another
+    /// writer's.
+    var unconfirmed: [[UInt8]?] = []
 }
 
 /// What an etcd store's local copy holds: the prefix's members as of a revision, with each member's revision, and
@@ -24,7 +28,7 @@ struct OfflineChange: Sendable, Equatable {
 /// ```
 ///
 /// A member is `[name, revision, value]`; an offline change `[name, base revision, value or null for a removal,
-/// secret]`; `schema` is the prefix's schema as text, when it was read. Values are kept as the exact compact JSON text etcd holds, in a JSON string, so that a value read back
+/// secret, [values sent without an answer]]` (a file without the last field reads as none); `schema` is the prefix's schema as text, when it was read. Values are kept as the exact compact JSON text etcd holds, in a JSON string, so that a value read back
 /// is byte for byte the one written.
 struct EtcdLocalCopy: Sendable, Equatable {
     /// The format's version; a file of another version is refused.
@@ -61,7 +65,9 @@ struct EtcdLocalCopy: Sendable, Equatable {
             .joined(separator: ",")
         text += "],\n \"offline\": ["
         text += sortedOffline.map { name, change in
-            "\n  [\(string(name)), \(change.base), \(change.value.map(string) ?? "null"), \(change.secret)]"
+            let unconfirmed = change.unconfirmed.map { $0.map(string) ?? "null" }.joined(separator: ", ")
+            return "\n  [\(string(name)), \(change.base), \(change.value.map(string) ?? "null"), \(change.secret), "
+                + "[\(unconfirmed)]]"
         }.joined(separator: ",")
         text += "],\n \"schema\": \(schema.map(string) ?? "null")}\n"
         return Array(text.utf8)
@@ -112,11 +118,22 @@ struct EtcdLocalCopy: Sendable, Equatable {
         }
         var offline: [[UInt8]: OfflineChange] = [:]
         for (index, row) in offlineRows.enumerated() {
-            guard case .array(let fields) = row, fields.count == 4, case .string(let name) = fields[0],
+            guard case .array(let fields) = row, fields.count == 4 || fields.count == 5,
+                case .string(let name) = fields[0],
                 case .number(let number) = fields[1], let base = number.int64Value, case .bool(let secret) = fields[3]
-            else { throw bad("offline change \(index + 1) is not [name, base, value or null, secret]") }
+            else {
+                throw bad("offline change \(index + 1) is not [name, base, value or null, secret, unconfirmed values]")
+            }
             let changed: [UInt8]? = fields[2] == .null ? nil : try value(fields[2], index + 1)
-            offline[Array(name.utf8)] = OfflineChange(value: changed, base: base, secret: secret)
+            var unconfirmed: [[UInt8]?] = []
+            if fields.count == 5 {
+                guard case .array(let values) = fields[4] else {
+                    throw bad("offline change \(index + 1): its unconfirmed values are not an array")
+                }
+                for sent in values { unconfirmed.append(sent == .null ? nil : try value(sent, index + 1)) }
+            }
+            offline[Array(name.utf8)] = OfflineChange(
+                value: changed, base: base, secret: secret, unconfirmed: unconfirmed)
         }
         var schema: [UInt8]?
         switch top["schema"] {

@@ -226,7 +226,7 @@ extension EtcdStorage {
     /// the revision its key had as last known (0 for a key known to have no value: etcd compares a missing key's
     /// revision as 0, whatever revision removed it), a second change of a key on the first one's. They count as
     /// saved once the copy is written; when it cannot be, the write fails and they stay unsaved in the store.
-    func keepOffline(_ changes: [MemberChange], saved: [Int]) -> StorageWrite {
+    func keepOffline(_ changes: [MemberChange], saved: [Int], sentWithoutAnswer: Set<Int> = []) -> StorageWrite {
         let savedIndexes = Set(saved)
         let before = state.withLock { state in
             let before = state.offline
@@ -237,7 +237,13 @@ extension EtcdStorage {
                 let exists = state.known[name] != nil || state.unreadable[name] != nil
                 let base = state.offline[name]?.base ?? (exists ? state.revisions[name] ?? 0 : 0)
                 let secret = change.secret || state.offline[name]?.secret == true
-                state.offline[name] = OfflineChange(value: change.value, base: base, secret: secret)
+                var unconfirmed = state.offline[name]?.unconfirmed ?? []
+                // Sent, and no answer came: etcd may hold it, as this store's own write after `base`.
+                if sentWithoutAnswer.contains(index) && !unconfirmed.contains(change.value) {
+                    unconfirmed.append(change.value)
+                }
+                state.offline[name] = OfflineChange(
+                    value: change.value, base: base, secret: secret, unconfirmed: unconfirmed)
             }
             return before
         }
@@ -349,6 +355,12 @@ extension EtcdStorage {
             resolveConflicts(batch, current)
             return .done
         case .failure(let failure) where failure.noEndpoint:
+            // Sent, and no answer came: etcd may hold these values now, as this store's own writes.
+            state.withLock { state in
+                for (name, change) in batch where state.offline[name]?.unconfirmed.contains(change.value) == false {
+                    state.offline[name]?.unconfirmed.append(change.value)
+                }
+            }
             return .stopped(.noEndpoint)
         case .failure(let failure) where failure.refusedByEtcd:
             return .refused(failure.error)
@@ -393,6 +405,21 @@ extension EtcdStorage {
                     }
                 if theirs == change.value && keyValue != nil || keyValue == nil && change.value == nil {
                     continue  // etcd holds the change already (its answer was lost): nothing to send.
+                }
+                if keyValue == nil || theirs != nil,
+                    change.unconfirmed.contains(where: { $0 == theirs }), revision > change.base || keyValue == nil
+                {
+                    // etcd holds a value this store sent without an answer: its own write. The change follows it.
+                    var rebased = change
+                    rebased.base = revision
+                    rebased.unconfirmed = []
+                    state.offline[name] = rebased
+                    let known = keyValue == nil ? readRevision : revision
+                    if known > state.revisions[name] ?? 0 {
+                        state.revisions[name] = known
+                        state.known[name] = theirs
+                    }
+                    continue
                 }
                 let text = String(decoding: name, as: UTF8.self)
                 func shown(_ value: [UInt8]?) -> String {

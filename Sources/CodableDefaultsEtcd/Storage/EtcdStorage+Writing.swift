@@ -28,7 +28,8 @@ extension EtcdStorage {
             case .success(true): saved += batch
             case .success(false): return failed(notApplied(), saved: saved)
             case .failure(let failure) where failure.noEndpoint && localCopy != nil:
-                return keepOffline(changes, saved: saved)
+                // The batch was sent, and no answer came: etcd may have applied it.
+                return keepOffline(changes, saved: saved, sentWithoutAnswer: Set(batch))
             case .failure(let failure) where !failure.refusedByEtcd: return failed(failure.error, saved: saved)
             case .failure(let failure) where batch.count == 1: refusals.append(failure.error)
             case .failure:

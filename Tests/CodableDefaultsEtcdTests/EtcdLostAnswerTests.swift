@@ -1,0 +1,146 @@
+import CodableDefaults
+import CodableDefaultsEtcd
+import CodableDefaultsTestSupport
+import Dispatch
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A proxy on a free port of 127.0.0.1 in front of one etcd member, for plain HTTP/1.0 calls (one request and its
+/// answer per connection, as the store speaks to an `http://` endpoint on Linux). Watches are refused (closed at
+/// once). Its mode says what it does with a call: forward it and its answer; forward it and drop the answer (etcd
+/// applies the call, the client sees the connection closed without an answer); or close it unsent.
+private final class LossyProxy: @unchecked Sendable {
+    enum Mode: Sendable { case forward, dropAnswers, closeUnsent }
+
+    let port: Int
+    private let target: Int
+    private let listener: Int32
+    private let mode = Locked(Mode.forward)
+    private let stopped = Locked(false)
+
+    init(target: Int) throws {
+        self.target = target
+        listener = tcpSocket()
+        guard listener >= 0, bindLoopback(listener, port: 0) == 0, listen(listener, 16) == 0,
+            let port = boundPort(listener)
+        else { throw ChildProcessError(description: "the proxy cannot listen: errno \(errno)") }
+        self.port = port
+        Thread.detachNewThread { [self] in
+            while !stopped.withLock({ $0 }) {
+                var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+                guard poll(&entry, 1, 100) > 0 else { continue }
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else { continue }
+                Thread.detachNewThread { [self] in handle(client) }
+            }
+            close(listener)
+        }
+    }
+
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    func set(_ mode: Mode) { self.mode.withLock { $0 = mode } }
+
+    func stop() { stopped.withLock { $0 = true } }
+
+    /// One call: its request read whole (headers and `Content-Length` bytes), then dealt with as the mode says.
+    private func handle(_ client: Int32) {
+        defer { close(client) }
+        guard let request = readRequest(client), !request.isWatch else { return }
+        let mode = self.mode.withLock { $0 }
+        guard mode != .closeUnsent else { return }
+        let server = tcpSocket()
+        defer { close(server) }
+        guard server >= 0, connectLoopback(server, port: target) == 0, writeAll(server, request.bytes) else { return }
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(server, $0.baseAddress!, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            answer += buffer[..<count]
+        }
+        if mode == .forward { _ = writeAll(client, answer) }
+    }
+
+    private struct Request {
+        var bytes: [UInt8]
+        var isWatch: Bool
+    }
+
+    private func readRequest(_ client: Int32) -> Request? {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            if let end = bytes.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound {
+                let head = String(decoding: bytes[..<end], as: UTF8.self)
+                let length =
+                    head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                if bytes.count >= end + length {
+                    return Request(bytes: bytes, isWatch: head.contains(" /v3/watch "))
+                }
+            }
+            let count = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress!, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return nil }
+            bytes += buffer[..<count]
+        }
+    }
+
+    private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress!, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { return false }
+            offset += count
+        }
+        return true
+    }
+}
+
+/// A save whose answer never came (etcd applied it), then a newer change of the key kept while no endpoint
+/// answered: sending the newer change finds the store's own earlier write in etcd, not another writer's.
+@Suite("Defaults on etcd with a local copy: a save whose answer was lost", .needsEtcd)
+struct EtcdLostAnswerTests {
+    @Test func aChangeKeptAfterASaveWhoseAnswerWasLostIsNoConflictAndLands() async throws {
+        try await EtcdServer.with { server in
+            let target = try #require(URL(string: server.clientURL)?.port)
+            let proxy = try LossyProxy(target: target)
+            defer { proxy.stop() }
+            let directory = try TemporaryDirectory()
+            let reports = Recorder<DefaultsError>()
+            let defaults = try await Defaults(
+                etcd: [proxy.url], prefix: "myservice/", saveMode: .manual, localCopy: directory.file("copy.json")
+            ) { reports.append($0) }
+            let volume = Defaults.Key<Double>("volume", default: 0)
+            defaults[volume] = 0.1
+            try await defaults.save()
+
+            // etcd applies 0.2, and its answer is lost: the store keeps the change, not knowing.
+            proxy.set(.dropAnswers)
+            defaults[volume] = 0.2
+            try await defaults.save()
+            #expect(defaults.unsentChangeCount == 1)
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.2\n")
+            // No endpoint answers; a newer change is kept.
+            proxy.set(.closeUnsent)
+            defaults[volume] = 0.3
+            try await defaults.save()
+            #expect(defaults.unsentChangeCount == 1)
+
+            proxy.set(.forward)
+            #expect(try await eventually { defaults.unsentChangeCount == 0 }, "\(reports.values)")
+            #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.3\n")
+            #expect(!reports.values.contains { $0.code == .conflict }, "\(reports.values)")
+            #expect(defaults[volume] == 0.3)
+        }
+    }
+}
