@@ -321,8 +321,11 @@ struct EtcdHistoryTests {
                 try await server.etcdctl(command)
             }
             let urls = server.clientURLs.map { URL(string: $0)! }
+            // Its refused change stays unsaved, and is tried again (and refused) when the store goes: reported here.
+            let reports = ErrorLog()
             let recording = try await Defaults(
-                etcd: urls, prefix: "myservice/", saveMode: .manual, username: "app", password: "app-pass")
+                etcd: urls, prefix: "myservice/", saveMode: .manual, username: "app", password: "app-pass",
+                onError: reports.handler)
             recording[volume] = 0.8
             let refused = #expect(throws: DefaultsError.self) { try recording.save() }
             #expect(refused?.code == .writeFailed)

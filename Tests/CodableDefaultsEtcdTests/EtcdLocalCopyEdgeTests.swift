@@ -100,9 +100,13 @@ struct EtcdLocalCopyEdgeTests {
                     try await eventually { reports.values.contains { $0.path == copy.path } },
                     "the copy's write failure is reported: \(reports.values)")
             }
-            // The store opens again (etcd answers): the copy it left reads.
-            let again = try await Defaults(etcd: urls, prefix: "myservice/", options: options, localCopy: copy)
+            // The store opens again (etcd answers): the copy it left reads; the one it would write now is reported.
+            let reports = Recorder<DefaultsError>()
+            let again = try await Defaults(etcd: urls, prefix: "myservice/", options: options, localCopy: copy) {
+                reports.append($0)
+            }
             #expect(again.object(forKey: "large") != nil)
+            #expect(reports.values.contains { $0.code == .fileTooLarge && $0.path == copy.path }, "\(reports.values)")
         }
     }
 
@@ -111,7 +115,10 @@ struct EtcdLocalCopyEdgeTests {
             let directory = try TemporaryDirectory()
             let copy = directory.file("copy.json")
             let urls = server.clientURLs.map { URL(string: $0)! }
-            let defaults = try await Defaults(etcd: urls, prefix: "myservice/", saveMode: .manual, localCopy: copy)
+            let reports = Recorder<DefaultsError>()
+            let defaults = try await Defaults(etcd: urls, prefix: "myservice/", saveMode: .manual, localCopy: copy) {
+                reports.append($0)
+            }
             // The copy's path becomes a directory: the copy cannot be written there.
             try FileManager.default.removeItem(at: copy)
             try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: false)
