@@ -88,7 +88,7 @@ import Testing
 
     @Test func bytesOfEveryValueAndALargeValueAreWrittenAsFoundationWritesThem() throws {
         let every = (0...255).map(UInt8.init)
-        let large = (0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 7919 >> 3) }
+        let large = (0..<1_500_000).map { (index: Int) in UInt8(truncatingIfNeeded: index &* 7919 >> 3) }
         for bytes in [every, large, [0xFF], [0xFF, 0xFE], [0xFF, 0xFE, 0xFD]] {
             var written: [UInt8] = []
             WireBase64.encode(bytes, into: &written)
@@ -155,7 +155,7 @@ import Testing
     }
 
     @Test func aLargeValueIsReadWhole() throws {
-        let bytes = (0..<1_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let bytes = (0..<1_000_000).map { (index: Int) in UInt8(truncatingIfNeeded: index &* 31) }
         let answer = try read(
             #"{"header":{"revision":"1"},"kvs":[{"key":"aw==","value":"\#(Data(bytes).base64EncodedString())"}]}"#,
             as: Wire.RangeResponse.self)
