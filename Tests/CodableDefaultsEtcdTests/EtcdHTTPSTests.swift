@@ -298,28 +298,4 @@ struct EtcdHTTPSTrailerTests {
         #expect(requests.filter { $0 == "/v3/auth/authenticate" }.count == 2, "\(requests)")
         #expect(requests.contains("/v3/kv/range"), "\(requests)")
     }
-
-    /// The store's watch, refused with an answer that ends in a trailer, is an error the store retries: the
-    /// process goes on and answers.
-    @Test func aWatchRefusedWithATrailerIsAnErrorAndTheProcessGoesOn() async throws {
-        let made = try await TestCertificate()
-        let (opened, requests, lines) = try await onThread { () throws -> (String, [String], [String]) in
-            let server = try TrailerServer(made)
-            let reader = try startTrusting(made.certificate, [server.url, "myservice/", "--user", "reader", "right"])
-            let opened = try nextLine(reader)
-            // The watch's first answer (HTTP 403 and a trailer) was taken, since the store asked again.
-            let requests: [String]
-            do {
-                requests = try server.waitForRequests(to: "/v3/watch", count: 2)
-            } catch {
-                throw ChildProcessError(description: "\(error); the store's process: \(try reader.wait(timeout: 5))")
-            }
-            let lines = [try reader.ask("echo still here"), try reader.ask("quit"), "\(try reader.wait(timeout: 30))"]
-            _ = try server.stop()
-            return (opened, requests, lines)
-        }
-        #expect(opened.hasPrefix("ready"), "\(opened)")
-        #expect(requests.first == "/v3/auth/authenticate", "\(requests)")
-        #expect(lines == ["echo still here", "bye", "exit status 0"])
-    }
 }

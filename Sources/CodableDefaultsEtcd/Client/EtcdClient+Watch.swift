@@ -143,9 +143,10 @@ extension EtcdClient {
     }
 
     /// Starts the `/v3/watch` request to `endpoint`. On Linux, an `http://` endpoint's watch is HTTP/1.0 over a
-    /// socket (``PlainWatchConnection`` says why); an `https://` one goes through libcurl where its functions are
-    /// found (see ``CurlHTTP``: an answer that ends in an HTTP trailer then stops no process); any other through
-    /// URLSession (``WatchConnection``).
+    /// socket (``PlainWatchConnection`` says why); any other goes through URLSession (``WatchConnection``): etcd's
+    /// watch answers end with no HTTP trailer, over TLS or not, so URLSession's trailer defect (see ``CurlHTTP``)
+    /// does not meet them. (A watch through libcurl was tried: a process that ended while its TLS handshake ran
+    /// crashed at exit.)
     private func openWatch(_ endpoint: URL, _ body: Data, token: String?) -> any WatchTransport {
         #if !canImport(Darwin)
             if endpoint.scheme == "http", let host = endpoint.host {
@@ -153,15 +154,6 @@ extension EtcdClient {
                     endpoint: endpoint, host: host, port: endpoint.port ?? 80, body: body, token: token,
                     requestTimeout: requestTimeout, idleTimeout: watchIdleTimeout, maximumMessageSize: maximumAnswerSize
                 )
-            }
-        #endif
-        #if canImport(Glibc)
-            if CurlHTTP.unavailableReason == nil {
-                var headers = [("Content-Type", "application/json")]
-                if let token { headers.append(("Authorization", token)) }
-                return CurlWatch(
-                    url: endpoint.appendingPathComponent("v3/watch").absoluteString, body: body, headers: headers,
-                    idleTimeout: watchIdleTimeout, maximumMessageSize: maximumAnswerSize, endpoint: endpoint)
             }
         #endif
         let configuration = URLSessionConfiguration.ephemeral

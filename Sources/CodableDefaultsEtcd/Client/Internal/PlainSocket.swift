@@ -8,8 +8,8 @@ import Foundation
     import Darwin
 #endif
 
-/// Blocking TCP socket calls with a deadline, for the `http://` endpoints' watches on Linux
-/// (``PlainWatchConnection``): open a connection, send, wait for data. Failures are ``PlainSocket/Failure``s, in words.
+/// Blocking TCP socket calls with a deadline, for the `http://` endpoints' calls (``PlainHTTP``) and watches
+/// (``PlainWatchConnection``) on Linux: open a connection, send, wait for data. Failures are ``PlainSocket/Failure``s, in words.
 enum PlainSocket {
     /// Why a socket call failed, in words; ``EtcdError/Code/unreachable`` unless it says otherwise.
     struct Failure: Error {
