@@ -15,7 +15,7 @@ private func tool(_ arguments: [String]) async throws -> (
     status: CodableDefaultsTestSupport.ExitStatus, output: [String]
 ) {
     let path = try Fixture.locate("codable-defaults")
-    return try await onThread { try runCommand([path] + arguments) }
+    return try await onThread { try runCommandBlocking([path] + arguments) }
 }
 
 /// Runs the built `codable-defaults` with `arguments` to its end; returns its exit status, output lines and
@@ -27,8 +27,8 @@ private func toolWithErrors(_ arguments: [String]) async throws -> (
     return try await onThread {
         let child = try ChildProcess(path, arguments)
         child.closeInput()
-        let output = try child.readToEnd(timeout: 30)
-        return (try child.wait(timeout: 30), output, try child.standardError())
+        let output = try child.readToEndBlocking(timeout: 30)
+        return (try child.waitBlocking(timeout: 30), output, try child.standardError())
     }
 }
 
@@ -148,13 +148,13 @@ struct EtcdCommandLineToolTests {
             let path = try Fixture.locate("codable-defaults")
             let lines = try await onThread { () throws -> [String] in
                 let watch = try ChildProcess(path, ["watch"] + store + ["volume", "--initial"])
-                var lines = [try watch.readLine(timeout: 30) ?? "end"]
+                var lines = [try watch.readLineBlocking(timeout: 30) ?? "end"]
                 // The watch started from the revision it read: a change made now is not missed.
                 let client = try ChildProcess(path, ["write"] + store + ["volume", "0.25"])
-                lines.append("\(try client.wait(timeout: 30))")
-                lines.append(try watch.readLine(timeout: 30) ?? "end")
+                lines.append("\(try client.waitBlocking(timeout: 30))")
+                lines.append(try watch.readLineBlocking(timeout: 30) ?? "end")
                 watch.kill(SIGTERM)
-                lines.append("\(try watch.wait(timeout: 30))")
+                lines.append("\(try watch.waitBlocking(timeout: 30))")
                 return lines
             }
             #expect(lines == ["volume\t0.8", "exit status 0", "volume\t0.25", "exit status 0"])
@@ -214,8 +214,8 @@ struct EtcdCommandLineToolTests {
                 let child = try ChildProcess(
                     path, ["edit"] + store, environment: ["VISUAL": "", "EDITOR": "sh '\(script.path)'"])
                 child.closeInput()
-                let output = try child.readToEnd(timeout: 30)
-                return (try child.wait(timeout: 30), output, try child.standardError())
+                let output = try child.readToEndBlocking(timeout: 30)
+                return (try child.waitBlocking(timeout: 30), output, try child.standardError())
             }
             #expect(status == .exited(1), "\(errors)")
             #expect(output == ["- name\t\"A\"", "+ theme\t\"dark\"", "~ volume\t0.8 → 0.5"])
@@ -261,8 +261,8 @@ struct EtcdCommandLineToolTests {
                 let child = try ChildProcess(path, ["read"] + store + arguments)
                 try child.send("s3cret-pass")
                 child.closeInput()
-                _ = try child.readToEnd(timeout: 30)
-                return try child.wait(timeout: 30)
+                _ = try child.readToEndBlocking(timeout: 30)
+                return try child.waitBlocking(timeout: 30)
             }
             #expect(piped == .exited(0))
 
@@ -328,11 +328,11 @@ struct EtcdCommandLineToolTests {
             let path = try Fixture.locate("codable-defaults")
             let lines = try await onThread { () throws -> (out: [String], errors: String) in
                 let watch = try ChildProcess(path, ["watch"] + store + ["--initial"])
-                var lines = [try watch.readLine(timeout: 30) ?? "end"]
+                var lines = [try watch.readLineBlocking(timeout: 30) ?? "end"]
                 let writer = try ChildProcess(
                     EtcdServer.etcdctlPath(), ["--endpoints", server.clientURL, "put", "c1/good", "oops{"],
                     environment: ["ETCDCTL_API": "3"])
-                lines.append("\(try writer.wait(timeout: 30))")
+                lines.append("\(try writer.waitBlocking(timeout: 30))")
                 // The watch has taken in the unreadable text once it says so (before the next write, which
                 // could otherwise arrive in the same batch of changes).
                 let deadline = Date().addingTimeInterval(30)
@@ -340,10 +340,10 @@ struct EtcdCommandLineToolTests {
                     usleep(10_000)
                 }
                 let good = try ChildProcess(path, ["write"] + store + ["good", "2"])
-                lines.append("\(try good.wait(timeout: 30))")
-                lines.append(try watch.readLine(timeout: 30) ?? "end")
+                lines.append("\(try good.waitBlocking(timeout: 30))")
+                lines.append(try watch.readLineBlocking(timeout: 30) ?? "end")
                 watch.kill(SIGTERM)
-                lines.append("\(try watch.wait(timeout: 30))")
+                lines.append("\(try watch.waitBlocking(timeout: 30))")
                 return (lines, try watch.standardError())
             }
             // The unreadable write came first; the next line is the later write of "good", not "good (deleted)".

@@ -19,7 +19,7 @@ private let canGiveAProcessATrustStore: Bool = {
             return false
         }
         do {
-            let (status, _) = try runCommand(["unshare", "--mount", "true"])
+            let (status, _) = try runCommandBlocking(["unshare", "--mount", "true"])
             return status == .exited(0)
         } catch {
             return false
@@ -52,7 +52,7 @@ private func startTrusting(_ certificate: String, _ arguments: [String]) throws 
 /// The next line of `child` that is not a `changed` event (an answer, a `reported` error or the end).
 private func nextLine(_ child: ChildProcess, skippingChanges: Bool = true) throws -> String {
     while true {
-        let line = try child.readLine(timeout: 60) ?? "end of output"
+        let line = try child.readLineBlocking(timeout: 60) ?? "end of output"
         if skippingChanges && line.hasPrefix("changed ") { continue }
         return line
     }
@@ -72,15 +72,15 @@ struct EtcdHTTPSTests {
                 let a = try startTrusting(made.certificate, arguments)
                 let b = try startTrusting(made.certificate, arguments)
                 var lines = [try nextLine(a).prefix(5), try nextLine(b).prefix(5)].map(String.init)
-                lines.append(try b.ask("observe volume"))
-                lines.append(try b.ask("observe profile"))
-                lines.append(try a.ask("set volume 0.8"))
+                lines.append(try b.askBlocking("observe volume"))
+                lines.append(try b.askBlocking("observe profile"))
+                lines.append(try a.askBlocking("set volume 0.8"))
                 lines.append(try nextLine(b, skippingChanges: false))
-                lines.append(try a.ask("set profile {\"name\":\"https\"}"))
+                lines.append(try a.askBlocking("set profile {\"name\":\"https\"}"))
                 lines.append(try nextLine(b, skippingChanges: false))
-                lines.append(try a.ask("quit"))
-                lines.append(try b.ask("quit"))
-                lines.append("\(try a.wait(timeout: 30)) \(try b.wait(timeout: 30))")
+                lines.append(try a.askBlocking("quit"))
+                lines.append(try b.askBlocking("quit"))
+                lines.append("\(try a.waitBlocking(timeout: 30)) \(try b.waitBlocking(timeout: 30))")
                 return lines
             }
             #expect(
@@ -112,18 +112,18 @@ struct EtcdHTTPSTests {
                 var outcome: [String: [String]] = [:]
                 // A wrong password: refused when the store opens; the process exits on its own terms.
                 let wrong = try startTrusting(made.certificate, [url, "myservice/", "--user", "root", "wrong"])
-                outcome["wrong password"] = [try nextLine(wrong), "\(try wrong.wait(timeout: 30))"]
+                outcome["wrong password"] = [try nextLine(wrong), "\(try wrong.waitBlocking(timeout: 30))"]
                 // No user at all, on a cluster with authentication.
                 let anonymous = try startTrusting(made.certificate, [url, "myservice/"])
-                outcome["no user"] = [try nextLine(anonymous), "\(try anonymous.wait(timeout: 30))"]
+                outcome["no user"] = [try nextLine(anonymous), "\(try anonymous.waitBlocking(timeout: 30))"]
                 // A user who may not write: the store opens, a write is refused, the process goes on.
                 let reader = try startTrusting(made.certificate, [url, "myservice/", "--user", "reader", "readerpass"])
                 var lines = [String(try nextLine(reader).prefix(5))]
-                lines.append(try reader.ask("set volume 1"))  // The report of the failed save,
+                lines.append(try reader.askBlocking("set volume 1"))  // The report of the failed save,
                 lines.append(try nextLine(reader))  // then the answer.
-                lines.append(try reader.ask("get volume"))
-                lines.append(try reader.ask("flush"))
-                lines.append(try reader.ask("echo still here"))
+                lines.append(try reader.askBlocking("get volume"))
+                lines.append(try reader.askBlocking("flush"))
+                lines.append(try reader.askBlocking("echo still here"))
                 outcome["reader"] = lines
                 return outcome
             }
@@ -224,7 +224,7 @@ private struct TrailerServer {
         let path = certificate.directory.file("trailer-server.py").path
         try Self.script.write(toFile: path, atomically: true, encoding: .utf8)
         process = try ChildProcess(python, [path, certificate.certificate, certificate.key])
-        let port = try process.readLine(timeout: 30)
+        let port = try process.readLineBlocking(timeout: 30)
         guard let port, Int(port) != nil else {
             throw ChildProcessError(
                 description: "the trailer server did not start: \(port ?? "no port"); \(try process.standardError())")
@@ -236,7 +236,7 @@ private struct TrailerServer {
     func waitForRequests(to path: String, count: Int) throws -> [String] {
         var paths: [String] = []
         while paths.filter({ $0 == path }).count < count {
-            guard let line = try process.readLine(timeout: 60), line.hasPrefix("request ") else {
+            guard let line = try process.readLineBlocking(timeout: 60), line.hasPrefix("request ") else {
                 throw ChildProcessError(description: "the trailer server stopped; it was asked for \(paths)")
             }
             paths.append(String(line.dropFirst("request ".count)))
@@ -247,8 +247,8 @@ private struct TrailerServer {
     /// Stops the server and returns the paths it was asked for since the last wait, in order.
     func stop() throws -> [String] {
         process.kill(SIGKILL)
-        let lines = try process.readToEnd(timeout: 30)
-        _ = try process.wait(timeout: 30)
+        let lines = try process.readToEndBlocking(timeout: 30)
+        _ = try process.waitBlocking(timeout: 30)
         return lines.compactMap { $0.hasPrefix("request ") ? String($0.dropFirst("request ".count)) : nil }
     }
 }
@@ -275,18 +275,18 @@ struct EtcdHTTPSTrailerTests {
     /// (issue 5285): the store's process must instead get etcd's error, as a clear error, and end on its own terms.
     @Test func answersWithATrailerAreAnswersAndTheProcessGoesOn() async throws {
         let made = try await TestCertificate()
-        let server = try TrailerServer(made)
+        let server = try await onThread { try TrailerServer(made) }
         let url = server.url
         let outcome = try await onThread { () throws -> [[String]] in
             // A wrong password: refused (HTTP 400 and a trailer).
             let wrong = try startTrusting(made.certificate, [url, "myservice/", "--user", "root", "wrong"])
-            let first = [try nextLine(wrong), "\(try wrong.wait(timeout: 30))"]
+            let first = [try nextLine(wrong), "\(try wrong.waitBlocking(timeout: 30))"]
             // The right one: a token (HTTP 200 and a trailer), then the first read refused (HTTP 403 and a trailer).
             let right = try startTrusting(made.certificate, [url, "myservice/", "--user", "root", "right"])
-            let second = [try nextLine(right), "\(try right.wait(timeout: 30))"]
+            let second = [try nextLine(right), "\(try right.waitBlocking(timeout: 30))"]
             return [first, second]
         }
-        let requests = try server.stop()
+        let requests = try await onThread { try server.stop() }
 
         let wrong = outcome[0]
         #expect(wrong[0].hasPrefix("error ") && wrong[0].contains("authentication failed"), "\(wrong)")

@@ -49,11 +49,11 @@ struct EtcdHistoryTests {
             let pid = try await onThread { () throws -> Int32 in
                 let path = try Fixture.locate("codable-defaults-etcd-fixture")
                 let child = try ChildProcess(path, [endpoints.joined(separator: ","), "myservice/"])
-                let ready = try #require(try child.readLine(timeout: 30))
+                let ready = try #require(try child.readLineBlocking(timeout: 30))
                 try #require(ready.hasPrefix("ready "), "\(ready)")
-                #expect(try child.ask("set name \"Bo\"") == "ok")
-                #expect(try child.ask("quit") == "bye")
-                _ = try child.wait(timeout: 30)
+                #expect(try child.askBlocking("set name \"Bo\"") == "ok")
+                #expect(try child.askBlocking("quit") == "bye")
+                _ = try child.waitBlocking(timeout: 30)
                 return try #require(Int32(ready.dropFirst("ready ".count)))
             }
             #expect(try await eventually { a[name] == "Bo" && b[name] == "Bo" })

@@ -24,7 +24,7 @@ private final class Service: @unchecked Sendable {
         let path = try Fixture.locate("codable-defaults-etcd-fixture")
         child = try ChildProcess(path, [endpoints.joined(separator: ","), "myservice/", "--local-copy", copy])
         while true {
-            let line = try child.readLine(timeout: 120) ?? "end of output"
+            let line = try child.readLineBlocking(timeout: 120) ?? "end of output"
             if line.hasPrefix("reported ") {
                 reports.append(line)
                 continue
@@ -38,7 +38,7 @@ private final class Service: @unchecked Sendable {
     func ask(_ command: String) throws -> String {
         try child.send(command)
         while true {
-            let line = try child.readLine(timeout: 120) ?? "end of output"
+            let line = try child.readLineBlocking(timeout: 120) ?? "end of output"
             if line.hasPrefix("reported ") {
                 reports.append(line)
                 continue
@@ -108,14 +108,14 @@ struct EtcdLocalCopyTests {
                 answers.append(try service.ask("status"))
                 // Killed: nothing is flushed at exit; the changes are in the copy already.
                 service.child.kill(SIGKILL)
-                answers.append("\(try service.child.wait(timeout: 30))")
+                answers.append("\(try service.child.waitBlocking(timeout: 30))")
                 // Restarted, still offline: the changes are there.
                 let again = try Service(endpoints, copy: copy)
                 answers.append(try again.ask("get volume"))
                 answers.append(try again.ask("get name"))
                 answers.append(try again.ask("status"))
                 again.child.kill(SIGKILL)
-                answers.append("\(try again.child.wait(timeout: 30))")
+                answers.append("\(try again.child.waitBlocking(timeout: 30))")
                 return answers
             }
             #expect(
@@ -159,7 +159,7 @@ struct EtcdLocalCopyTests {
                 let service = try Service(endpoints, copy: copy)
                 let answers = [try service.ask("set theme \"dark\""), try service.ask("set volume 0.9")]
                 service.child.kill(SIGKILL)
-                _ = try service.child.wait(timeout: 30)
+                _ = try service.child.waitBlocking(timeout: 30)
                 return answers
             }
             #expect(kept == ["ok", "ok"])
@@ -246,7 +246,7 @@ struct EtcdLocalCopyTests {
                     try service.ask("set fresh 2"), try service.ask("status"),
                 ]
                 service.child.kill(SIGKILL)
-                _ = try service.child.wait(timeout: 30)
+                _ = try service.child.waitBlocking(timeout: 30)
                 // The copy with the changes not sent: what a process killed between sending them and rewriting
                 // its copy leaves.
                 try FileManager.default.copyItem(atPath: copy, toPath: saved)
@@ -258,7 +258,7 @@ struct EtcdLocalCopyTests {
                 let service = try Service(endpoints, copy: copy)
                 let status = try service.ask("status")
                 _ = try service.ask("quit")
-                _ = try service.child.wait(timeout: 30)
+                _ = try service.child.waitBlocking(timeout: 30)
                 return rename(saved, copy) == 0 ? status : "rename: \(String(cString: strerror(errno)))"
             }
             #expect(sent == "status stale=false unsent=0")
@@ -294,7 +294,7 @@ struct EtcdLocalCopyTests {
                 let service = try Service(endpoints, copy: copy)
                 let answer = try service.ask("set theme \"dark\"")
                 service.child.kill(SIGKILL)
-                _ = try service.child.wait(timeout: 30)
+                _ = try service.child.waitBlocking(timeout: 30)
                 return answer
             }
             #expect(kept == "ok")
@@ -366,7 +366,7 @@ struct EtcdLocalCopyTests {
                 let service = try Service(endpoints, copy: copy)
                 let answers = [try service.ask("set huge \(huge)"), try service.ask("set small 1")]
                 service.child.kill(SIGKILL)
-                _ = try service.child.wait(timeout: 30)
+                _ = try service.child.waitBlocking(timeout: 30)
                 return answers
             }
             #expect(kept == ["ok", "ok"])
@@ -378,7 +378,7 @@ struct EtcdLocalCopyTests {
                     try service.ask("get small"),
                 ]
                 service.child.kill(SIGKILL)
-                _ = try service.child.wait(timeout: 30)
+                _ = try service.child.waitBlocking(timeout: 30)
                 return (service.reports, answers)
             }
             #expect(answers == ["status stale=false unsent=1", "kept", "value small 1"])

@@ -6,7 +6,7 @@ import Testing
 private func startFixture(_ endpoints: [String], prefix: String = "myservice/") throws -> ChildProcess {
     let path = try Fixture.locate("codable-defaults-etcd-fixture")
     let child = try ChildProcess(path, [endpoints.joined(separator: ","), prefix])
-    let ready = try child.readLine(timeout: 30)
+    let ready = try child.readLineBlocking(timeout: 30)
     try #require(ready?.hasPrefix("ready ") == true, "\(ready ?? "no line")")
     return child
 }
@@ -14,10 +14,10 @@ private func startFixture(_ endpoints: [String], prefix: String = "myservice/") 
 /// Asks `child` for `key` until it answers `expected`, for up to 30 s; returns its last answer.
 private func askUntil(_ child: ChildProcess, _ key: String, is expected: String) throws -> String {
     let deadline = Date().addingTimeInterval(30)
-    var answer = try child.ask("get \(key)")
+    var answer = try child.askBlocking("get \(key)")
     while answer != expected && Date() < deadline {
         Thread.sleep(forTimeInterval: 0.02)
-        answer = try child.ask("get \(key)")
+        answer = try child.askBlocking("get \(key)")
     }
     return answer
 }
@@ -33,7 +33,7 @@ private final class Conversation {
     func ask(_ command: String) throws -> String {
         try child.send(command)
         while true {
-            let line = try child.readLine(timeout: 120) ?? "end of output"
+            let line = try child.readLineBlocking(timeout: 120) ?? "end of output"
             guard line.hasPrefix("changed ") || line.hasPrefix("reported ") else { return line }
             events.append(line)
         }
@@ -42,7 +42,7 @@ private final class Conversation {
     /// The next event, waiting for it up to 30 s.
     func nextEvent() throws -> String {
         if !events.isEmpty { return events.removeFirst() }
-        return try child.readLine(timeout: 30) ?? "end of output"
+        return try child.readLineBlocking(timeout: 30) ?? "end of output"
     }
 }
 
@@ -65,7 +65,7 @@ struct EtcdProcessTests {
                 lines.append(try a.nextEvent())
                 lines.append(try a.ask("quit"))
                 lines.append(try b.ask("quit"))
-                lines.append("\(try a.child.wait(timeout: 30)) \(try b.child.wait(timeout: 30))")
+                lines.append("\(try a.child.waitBlocking(timeout: 30)) \(try b.child.waitBlocking(timeout: 30))")
                 return lines
             }
             #expect(
@@ -85,9 +85,10 @@ struct EtcdProcessTests {
                 try a.send("increment counter 500")
                 try b.send("increment counter 500")
                 return [
-                    try a.readLine(timeout: 120) ?? "end", try b.readLine(timeout: 120) ?? "end",
+                    try a.readLineBlocking(timeout: 120) ?? "end", try b.readLineBlocking(timeout: 120) ?? "end",
                     try askUntil(a, "counter", is: "value counter 1000"),
-                    try askUntil(b, "counter", is: "value counter 1000"), try a.ask("quit"), try b.ask("quit"),
+                    try askUntil(b, "counter", is: "value counter 1000"), try a.askBlocking("quit"),
+                    try b.askBlocking("quit"),
                 ]
             }
             #expect(lines == ["ok", "ok", "value counter 1000", "value counter 1000", "bye", "bye"])

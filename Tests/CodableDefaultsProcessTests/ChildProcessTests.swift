@@ -8,12 +8,12 @@ import Testing
     /// Where a process's standard error goes, as the kernel tells it (`/proc/self/fd/2`): a child that
     /// inherited the test's standard error would name the same file, pipe or terminal.
     @Test(.enabled(if: hasProcFileSystem, "needs Linux's /proc/self/fd, where a process's standard error is shown"))
-    func aChildDoesNotWriteToTheTestsStandardError() throws {
+    func aChildDoesNotWriteToTheTestsStandardError() async throws {
         let own = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/2")
         let shell = try #require(findExecutable("sh"))
         let child = try ChildProcess(shell, ["-c", "readlink /proc/self/fd/2"])
-        let childs = try #require(try child.readLine(timeout: 30), "the child printed where its fd 2 goes")
-        #expect(try child.wait(timeout: 30) == .exited(0))
+        let childs = try #require(try await child.readLine(timeout: 30), "the child printed where its fd 2 goes")
+        #expect(try await child.wait(timeout: 30) == .exited(0))
         #expect(childs != own, "the child's standard error is the test's own: \(own)")
         #expect(childs.hasSuffix(URL(fileURLWithPath: child.stderrPath).lastPathComponent), "\(childs)")
     }
@@ -29,21 +29,63 @@ import Testing
         #expect(error?.description.contains("swift build --build-tests") == true, "\(String(describing: error))")
     }
 
-    @Test func whatAChildWritesToStandardErrorIsCapturedAndRemovedWithIt() throws {
+    @Test func whatAChildWritesToStandardErrorIsCapturedAndRemovedWithIt() async throws {
         let shell = try #require(findExecutable("sh"))
         var child: ChildProcess? = try ChildProcess(shell, ["-c", "echo complaint >&2; echo done"])
-        #expect(try child?.readLine(timeout: 30) == "done")
-        #expect(try child?.wait(timeout: 30) == .exited(0))
+        #expect(try await child?.readLine(timeout: 30) == "done")
+        #expect(try await child?.wait(timeout: 30) == .exited(0))
         #expect(try child?.standardError() == "complaint\n")
         let path = try #require(child?.stderrPath)
         child = nil
         #expect(!FileManager.default.fileExists(atPath: path), "the captured standard error is removed")
     }
 
-    @Test func anAnswerThatNeverComesNamesWhatTheChildComplainedOf() throws {
+    @Test func anAnswerThatNeverComesNamesWhatTheChildComplainedOf() async throws {
         let shell = try #require(findExecutable("sh"))
         let child = try ChildProcess(shell, ["-c", "read line; echo 'no such command' >&2; exit 3"])
-        let error = #expect(throws: ChildProcessError.self) { try child.ask("hello", timeout: 30) }
+        let error = await #expect(throws: ChildProcessError.self) { try await child.ask("hello", timeout: 30) }
         #expect(error?.description.contains("no such command") == true, "\(String(describing: error))")
     }
+
+    /// Waiting for children holds no thread of the cooperative pool (one per core): with more children waited for
+    /// at once than the pool has threads, the task that answers them still runs. Were the waits to block their
+    /// threads, it would not run until every wait had timed out, and they would fail.
+    @Test func waitsForMoreChildrenThanThePoolHasThreadsLetOtherTasksRun() async throws {
+        let shell = try #require(findExecutable("sh"))
+        let count = ProcessInfo.processInfo.activeProcessorCount + 4
+        let children = try (0..<count).map { _ in try ChildProcess(shell, ["-c", "read line; echo \"got $line\""]) }
+        let waiting = Counter()
+        let answers = try await withThrowingTaskGroup(of: String?.self) { group in
+            for child in children {
+                group.addTask {
+                    waiting.increment()
+                    return try await child.readLine(timeout: 60)
+                }
+            }
+            // Runs on the pool too: once every wait has begun, answer them all.
+            group.addTask {
+                while waiting.value < count { await Task.yield() }
+                for (index, child) in children.enumerated() { try child.send("\(index)") }
+                return nil
+            }
+            var answers: [String] = []
+            for try await answer in group { if let answer { answers.append(answer) } }
+            return answers
+        }
+        #expect(answers.sorted() == (0..<count).map { "got \($0)" }.sorted())
+        for child in children { #expect(try await child.wait(timeout: 30) == .exited(0)) }
+    }
+}
+
+/// A count that several tasks raise.
+private final class Counter: @unchecked Sendable {
+    // @unchecked: every access holds `lock`.
+    private let lock = NSLock()
+    private var count = 0
+
+    /// The count now.
+    var value: Int { lock.withLock { count } }
+
+    /// Raises the count by one.
+    func increment() { lock.withLock { count += 1 } }
 }

@@ -25,18 +25,18 @@ import Testing
     /// How many times the writer is killed.
     static let kills = ProcessInfo.processInfo.environment["CODABLE_DEFAULTS_CRASH_KILLS"].flatMap { Int($0) } ?? 200
 
-    @Test func harnessAgreesWithTheFixtureOnTheWriterStates() throws {
+    @Test func harnessAgreesWithTheFixtureOnTheWriterStates() async throws {
         let fixture = try Fixture.locate("codable-defaults-fixture")
         for generation in [1, 2, 7, 600, 12345] {
             let child = try ChildProcess(fixture, ["state", String(generation)])
-            let lines = try child.readToEnd(timeout: 20)
-            #expect(try child.wait(timeout: 10) == .exited(0))
+            let lines = try await child.readToEnd(timeout: 20)
+            #expect(try await child.wait(timeout: 10) == .exited(0))
             let printed = try JSONDecoder().decode([String: JSONValue].self, from: Data(lines.joined().utf8))
             #expect(printed == WriterState.values(generation), "generation \(generation)")
         }
     }
 
-    @Test func killedWriterAlwaysLeavesAnAcknowledgedState() throws {
+    @Test func killedWriterAlwaysLeavesAnAcknowledgedState() async throws {
         let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
@@ -54,14 +54,14 @@ import Testing
             if early {
                 stats.earlyKills += 1
             } else {
-                let line = try child.readLine(timeout: 20)
+                let line = try await child.readLine(timeout: 20)
                 lines.append(line ?? "")
                 #expect(line == "start \(known)", "iteration \(iteration): the writer read the state left last time")
             }
             usleep(UInt32.random(in: early ? 0...30_000 : 1_000...40_000))
             child.kill(SIGKILL)
-            let status = try child.wait(timeout: 20)
-            lines += try child.readToEnd(timeout: 20)
+            let status = try await child.wait(timeout: 20)
+            await lines += try child.readToEnd(timeout: 20)
             guard status == .signaled(SIGKILL) else {
                 Issue.record("iteration \(iteration): the writer ended on its own: \(status), output \(lines)")
                 break

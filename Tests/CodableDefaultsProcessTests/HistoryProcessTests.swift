@@ -6,17 +6,19 @@ import Testing
 
 /// One history for a store file that several processes write.
 @Suite struct HistoryProcessTests {
-    @Test func threeProcessesOf200SavesKeepOneHistoryInOrderAndComplete() throws {
+    @Test func threeProcessesOf200SavesKeepOneHistoryInOrderAndComplete() async throws {
         let dir = try TemporaryDirectory()
-        let processes = try (0..<3).map { _ in try ServedStore(dir.file(), options: ["--history-saves", "1000"]) }
+        var processes: [ServedStore] = []
+        for _ in 0..<3 { processes.append(try await ServedStore(dir.file(), options: ["--history-saves", "1000"])) }
         // Every process is ready before any starts, so their saves interleave.
         for process in processes { try process.child.send("increment count 200") }
-        for process in processes { #expect(try process.answer() == "ok") }
-        let pids = try processes.map { process -> Int32 in
-            let answer = try process.ask("pid")
-            return try #require(Int32(answer.dropFirst(4)))
+        for process in processes { #expect(try await process.answer() == "ok") }
+        var pids: [Int32] = []
+        for process in processes {
+            let answer = try await process.ask("pid")
+            pids.append(try #require(Int32(answer.dropFirst(4))))
         }
-        for process in processes { try process.quit() }
+        for process in processes { try await process.quit() }
 
         let history = Array(try openFresh(dir.file()).history().reversed())
         #expect(history.count == 600)

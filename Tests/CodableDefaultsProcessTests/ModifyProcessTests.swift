@@ -35,29 +35,30 @@ import Testing
         return false
     }
 
-    @Test func fourProcessesOf250IncrementsCountAThousand() throws {
+    @Test func fourProcessesOf250IncrementsCountAThousand() async throws {
         let dir = try TemporaryDirectory()
-        let processes = try (0..<4).map { _ in try ServedStore(dir.file()) }
+        var processes: [ServedStore] = []
+        for _ in 0..<4 { processes.append(try await ServedStore(dir.file())) }
         // Every process is ready before any starts, so their updates run at once.
         for process in processes { try process.child.send("increment count 250") }
-        for process in processes { #expect(try process.answer() == "ok") }
+        for process in processes { #expect(try await process.answer() == "ok") }
         #expect(try openFresh(dir.file())[.count] == 1_000)
-        for process in processes { try process.quit() }
+        for process in processes { try await process.quit() }
     }
 
-    @Test func concurrentToolUpdatesAllCount() throws {
+    @Test func concurrentToolUpdatesAllCount() async throws {
         let dir = try TemporaryDirectory()
         let file = dir.file().path
         for round in 0..<5 {
             let tools = try (0..<6).map {
                 try startTool(["update", file, "count", "--add", "1"], in: dir, name: "\(round)-\($0)")
             }
-            for tool in tools { #expect(try tool.wait(timeout: 60) == .exited(0)) }
+            for tool in tools { #expect(try await tool.wait(timeout: 60) == .exited(0)) }
         }
         #expect(try openFresh(dir.file())[.count] == 30)
         let tool = try startTool(["update", file, "count", "--add", "-31"], in: dir, name: "last")
-        #expect(try tool.readLine(timeout: 60) == "-1")
-        #expect(try tool.wait(timeout: 60) == .exited(0))
+        #expect(try await tool.readLine(timeout: 60) == "-1")
+        #expect(try await tool.wait(timeout: 60) == .exited(0))
     }
 
     /// The tool's read-modify-write waits for the lock before it reads: a value another process writes while
@@ -72,7 +73,7 @@ import Testing
         ])
     func aToolUpdateStartsFromTheValueWrittenWhileItWaitedForTheLock(
         command: [String], written: String, expected: String
-    ) throws {
+    ) async throws {
         let dir = try TemporaryDirectory()
         let file = dir.file()
         let defaults = try openFresh(file)
@@ -89,7 +90,7 @@ import Testing
             value = mine
         }
         let child = try #require(tool)
-        let status = try child.wait(timeout: 60)
+        let status = try await child.wait(timeout: 60)
         let stderr = try String(contentsOf: dir.file("tool.stderr"), encoding: .utf8)
         #expect(status == .exited(0), "\(stderr)")
         let reopened = try openFresh(file)
@@ -101,13 +102,13 @@ import Testing
         for (key, value) in members { #expect(reopened.object(forKey: key) == value) }
     }
 
-    @Test func parallelArrayAddsKeepEveryElement() throws {
+    @Test func parallelArrayAddsKeepEveryElement() async throws {
         let dir = try TemporaryDirectory()
         let file = dir.file().path
         let tools = try (0..<8).map {
             try startTool(["write", file, "recent", "-array-add", "e\($0)"], in: dir, name: "\($0)")
         }
-        for tool in tools { #expect(try tool.wait(timeout: 60) == .exited(0)) }
+        for tool in tools { #expect(try await tool.wait(timeout: 60) == .exited(0)) }
         let value = try openFresh(dir.file()).object(forKey: "recent")
         guard case .array(let elements)? = value else {
             Issue.record("not an array: \(String(describing: value))")

@@ -7,7 +7,7 @@ import Testing
 /// here: an independent JSON Schema validator.
 let hasPythonJSONSchema: Bool = {
     do {
-        return try runCommand(["python3", "-c", "import jsonschema"]).status == .exited(0)
+        return try runCommandBlocking(["python3", "-c", "import jsonschema"]).status == .exited(0)
     } catch {
         return false
     }
@@ -25,17 +25,17 @@ let hasPythonJSONSchema: Bool = {
         sys.exit(1 if errors else 0)
         """
 
-    private func validate(_ store: String, in directory: TemporaryDirectory) throws -> [String] {
+    private func validate(_ store: String, in directory: TemporaryDirectory) async throws -> [String] {
         let file = directory.file("store.json")
         try write(store, to: file)
-        let (status, output) = try runCommand(
+        let (status, output) = try await runCommand(
             ["python3", "-c", Self.validator, directory.file("store.schema.json").path, file.path])
         #expect(status == .exited(output.isEmpty ? 0 : 1))
         return output
     }
 
     @Test(.enabled(if: hasPythonJSONSchema, "needs python3 and its jsonschema package (python3-jsonschema)"))
-    func anIndependentValidatorAcceptsGoodFilesAndRefusesBadOnes() throws {
+    func anIndependentValidatorAcceptsGoodFilesAndRefusesBadOnes() async throws {
         let directory = try TemporaryDirectory()
         try Defaults.writeSchema(for: SchemaKeys.keys, to: directory.file("store.schema.json"))
         // What the library itself writes for values its keys accept.
@@ -47,14 +47,17 @@ let hasPythonJSONSchema: Bool = {
             if let key = key as? Defaults.Key<Profile> { try defaults.set(Profile(name: "Ana", age: 30), for: key) }
             if let key = key as? Defaults.Key<String?>, key.name == "nickname" { try defaults.set("Ana", for: key) }
         }
-        try defaults.save()
-        #expect(try validate(try text(directory.file("written.json")), in: directory) == [])
-        #expect(try validate(#"{"unknown": {"any": "thing"}, "$schemaVersion": 2}"#, in: directory) == [])
-        #expect(
+        try await defaults.save()
+        #expect(try await validate(try text(directory.file("written.json")), in: directory) == [])
+        #expect(try await validate(#"{"unknown": {"any": "thing"}, "$schemaVersion": 2}"#, in: directory) == [])
+        await #expect(
             try validate(
                 #"{"volume": 1.5, "retries": -1, "nickname": "", "tags": ["a", "b", "c"], "theme": "blue"}"#,
                 in: directory) == ["$.nickname", "$.retries", "$.tags", "$.theme", "$.volume"])
-        #expect(try validate(#"{"profile": {"name": "Ana"}, "token": 12}"#, in: directory) == ["$.profile", "$.token"])
+        #expect(
+            try await validate(#"{"profile": {"name": "Ana"}, "token": 12}"#, in: directory) == [
+                "$.profile", "$.token",
+            ])
     }
 
     /// Reads each schema of a corpus file and checks each of its documents as JSON Schema 2020-12 says, numbers
@@ -128,7 +131,7 @@ let hasPythonJSONSchema: Bool = {
     ]
 
     @Test(.enabled(if: hasPythonJSONSchema, "needs python3 and its jsonschema package (python3-jsonschema)"))
-    func theCheckerAndAnIndependentValidatorAgreeOnEveryDocumentOfACorpus() throws {
+    func theCheckerAndAnIndependentValidatorAgreeOnEveryDocumentOfACorpus() async throws {
         var cases = try Self.corpus.map { try JSONValue(parsing: $0) }
         // The generated schema, with a file of the defaults, the library's own file of them, and bad files.
         let generated = try Defaults.schema(for: SchemaKeys.keys, title: "Demo")
@@ -142,7 +145,7 @@ let hasPythonJSONSchema: Bool = {
             if let key = key as? Defaults.Key<Profile> { try defaults.set(Profile(name: "Ana", age: 30), for: key) }
             if let key = key as? Defaults.Key<String?> { try defaults.set("Ana", for: key) }
         }
-        try defaults.save()
+        try await defaults.save()
         let documents: [JSONValue] = [
             try JSONValue(parsing: try text(directory.file())),
             [
@@ -162,7 +165,7 @@ let hasPythonJSONSchema: Bool = {
 
         let file = directory.file("corpus.json")
         try write(JSONValue.array(cases).description, to: file)
-        let (status, output) = try runCommand(["python3", "-c", Self.differential, file.path], timeout: 120)
+        let (status, output) = try await runCommand(["python3", "-c", Self.differential, file.path], timeout: 120)
         #expect(status == .exited(0))
         var lines = output[...]
         var checked = 0

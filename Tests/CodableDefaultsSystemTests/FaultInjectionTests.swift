@@ -33,15 +33,15 @@ import Testing
             InjectedFault(.rename, "EBUSY", EBUSY),
             InjectedFault(.temporaryClose, "EIO", EIO),
         ])
-    func failedSystemCallLosesNothing(_ fault: InjectedFault) throws {
+    func failedSystemCallLosesNothing(_ fault: InjectedFault) async throws {
         let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)
 
         // Pass 1, no fault: find which call of the system call, counted on the main thread, is the target.
-        let clean = try StraceSession(fixture: fixture, store: url, in: dir, inject: nil)
-        let (cleanLog, cleanAnswer) = try clean.runFaultScript()
+        let clean = try await StraceSession(fixture: fixture, store: url, in: dir, inject: nil)
+        let (cleanLog, cleanAnswer) = try await clean.runFaultScript()
         #expect(cleanAnswer == "ok")
         let target = try #require(
             cleanLog.firstCall(after: StraceSession.marker, matching: fault.target.matches),
@@ -50,9 +50,9 @@ import Testing
 
         // Pass 2: the same session with that call failing.
         let injection = "\(target.name):error=\(fault.errorName):when=\(ordinal)"
-        let faulty = try StraceSession(fixture: fixture, store: url, in: dir, inject: injection, fresh: true)
-        let oldBytes = try faulty.prepare()
-        let answer = try faulty.ask("flush")
+        let faulty = try await StraceSession(fixture: fixture, store: url, in: dir, inject: injection, fresh: true)
+        let oldBytes = try await faulty.prepare()
+        let answer = try await faulty.ask("flush")
         let error = try #require(FixtureError(answer), "the flush should fail, it answered: \(answer)")
         #expect(error.code == "writeFailed", "\(error.description)")
         #expect(error.errno == fault.errorNumber, "\(error.description)")
@@ -61,11 +61,11 @@ import Testing
         // Nothing on disk changed, no temporary file is left, the change is still pending.
         #expect(try bytes(url) == oldBytes, "the old file's bytes are unchanged")
         #expect(try dir.contents().filter { $0.hasSuffix(".tmp") } == [])
-        #expect(try faulty.ask("get b") == "value b \"pending\"")
-        #expect(try faulty.ask("flush") == "ok")
+        #expect(try await faulty.ask("get b") == "value b \"pending\"")
+        #expect(try await faulty.ask("flush") == "ok")
         #expect(try text(url) == "{\n  \"a\": 1,\n  \"b\": \"pending\"\n}\n", "the next flush writes the change")
         #expect(try dir.contents().filter { $0.hasSuffix(".tmp") } == [])
-        let log = try faulty.finish()
+        let log = try await faulty.finish()
 
         // The injection hit the intended call, and the temporary file was discarded after it.
         let injected = log.calls.filter(\.injected)
@@ -97,19 +97,19 @@ import Testing
     @Test(
         .enabled(if: Strace.isUsable, Strace.unavailableMessage),
         arguments: [InjectedFault(.directoryFsync, "EIO", EIO), InjectedFault(.directoryOpen, "EMFILE", EMFILE)])
-    func failedDirectoryFlushSavesTheChangeAndIsRetried(_ fault: InjectedFault) throws {
+    func failedDirectoryFlushSavesTheChangeAndIsRetried(_ fault: InjectedFault) async throws {
         let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)
-        let clean = try StraceSession(fixture: fixture, store: url, in: dir, inject: nil)
-        let (cleanLog, _) = try clean.runFaultScript()
+        let clean = try await StraceSession(fixture: fixture, store: url, in: dir, inject: nil)
+        let (cleanLog, _) = try await clean.runFaultScript()
         let target = try #require(cleanLog.firstCall(after: StraceSession.marker, matching: fault.target.matches))
 
         let injection = "\(target.name):error=\(fault.errorName):when=\(cleanLog.ordinal(of: target))"
-        let faulty = try StraceSession(fixture: fixture, store: url, in: dir, inject: injection, fresh: true)
-        _ = try faulty.prepare()
-        let answer = try faulty.ask("flush")
+        let faulty = try await StraceSession(fixture: fixture, store: url, in: dir, inject: injection, fresh: true)
+        _ = try await faulty.prepare()
+        let answer = try await faulty.ask("flush")
         let error = try #require(FixtureError(answer), "the flush should fail, it answered: \(answer)")
         #expect(error.code == "notDurable" && error.errno == fault.errorNumber, "\(error.description)")
         #expect(error.path == path, "\(error.description)")
@@ -119,12 +119,12 @@ import Testing
         let saved = "{\n  \"a\": 1,\n  \"b\": \"pending\"\n}\n"
         #expect(try text(url) == saved)
         #expect(try dir.contents().filter { $0.hasSuffix(".tmp") } == [])
-        #expect(try faulty.ask("discard") == "ok")
-        #expect(try faulty.ask("get b") == "value b \"pending\"", "the change counts as saved")
-        #expect(try faulty.ask(StraceSession.marker) == StraceSession.marker)
-        #expect(try faulty.ask("flush") == "ok", "the next flush flushes the directory and succeeds")
+        #expect(try await faulty.ask("discard") == "ok")
+        #expect(try await faulty.ask("get b") == "value b \"pending\"", "the change counts as saved")
+        #expect(try await faulty.ask(StraceSession.marker) == StraceSession.marker)
+        #expect(try await faulty.ask("flush") == "ok", "the next flush flushes the directory and succeeds")
         #expect(try text(url) == saved)
-        let log = try faulty.finish()
+        let log = try await faulty.finish()
         let injected = log.calls.filter(\.injected)
         #expect(injected.count == 1 && injected.allSatisfy(fault.target.matches), "\(injected.map(\.line))")
         let hit = try #require(injected.first)
@@ -137,10 +137,10 @@ import Testing
     /// The command-line tool under the same fault: the file holds the change, and `write` warns and exits
     /// with 5 rather than saying it failed.
     @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
-    func toolWhoseDirectoryFlushFailsWarnsAndExitsWithFive() throws {
+    func toolWhoseDirectoryFlushFailsWarnsAndExitsWithFive() async throws {
         let tool = try Fixture.locate("codable-defaults")
         let strace = try #require(Strace.path)
-        func run(_ dir: TemporaryDirectory, inject: String?) throws -> (ExitStatus, String, StraceLog) {
+        func run(_ dir: TemporaryDirectory, inject: String?) async throws -> (ExitStatus, String, StraceLog) {
             let log = dir.file("strace.log").path
             var arguments = ["-f", "-qq", "-y", "-o", log, "-e", "trace=" + Strace.traced]
             if let inject { arguments += ["-e", "inject=" + inject] }
@@ -148,17 +148,17 @@ import Testing
             let stderr = dir.file("stderr.log")
             let child = try ChildProcess(strace, arguments, stderrPath: stderr.path)
             child.closeInput()
-            _ = try child.readToEnd(timeout: 60)
-            let status = try child.wait(timeout: 60)
+            _ = try await child.readToEnd(timeout: 60)
+            let status = try await child.wait(timeout: 60)
             return (status, try text(stderr), try StraceLog(path: log))
         }
         let cleanDir = try TemporaryDirectory()
-        let (cleanStatus, _, cleanLog) = try run(cleanDir, inject: nil)
+        let (cleanStatus, _, cleanLog) = try await run(cleanDir, inject: nil)
         #expect(cleanStatus == .exited(0))
         let target = try #require(cleanLog.calls.first { $0.isMain && Target.directoryFsync.matches($0) })
 
         let dir = try TemporaryDirectory()
-        let (status, stderr, log) = try run(dir, inject: "fsync:error=EIO:when=\(cleanLog.ordinal(of: target))")
+        let (status, stderr, log) = try await run(dir, inject: "fsync:error=EIO:when=\(cleanLog.ordinal(of: target))")
         #expect(status == .exited(5), "\(stderr)")
         #expect(stderr.hasPrefix("codable-defaults: warning: the change was written but is not confirmed durable"))
         #expect(stderr.contains("may not survive a power loss"), "\(stderr)")
@@ -172,34 +172,34 @@ import Testing
         arguments: [
             InjectedFault(.temporaryOpen, "EINTR", EINTR), InjectedFault(.temporaryWrite, "EINTR", EINTR),
         ])
-    func interruptedCallIsRetried(_ fault: InjectedFault) throws {
+    func interruptedCallIsRetried(_ fault: InjectedFault) async throws {
         let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
-        let clean = try StraceSession(fixture: fixture, store: url, in: dir, inject: nil)
-        let (cleanLog, _) = try clean.runFaultScript()
+        let clean = try await StraceSession(fixture: fixture, store: url, in: dir, inject: nil)
+        let (cleanLog, _) = try await clean.runFaultScript()
         let target = try #require(cleanLog.firstCall(after: StraceSession.marker, matching: fault.target.matches))
 
         let injection = "\(target.name):error=EINTR:when=\(cleanLog.ordinal(of: target))"
-        let faulty = try StraceSession(fixture: fixture, store: url, in: dir, inject: injection, fresh: true)
-        _ = try faulty.prepare()
-        #expect(try faulty.ask("flush") == "ok", "EINTR is retried, not reported")
+        let faulty = try await StraceSession(fixture: fixture, store: url, in: dir, inject: injection, fresh: true)
+        _ = try await faulty.prepare()
+        #expect(try await faulty.ask("flush") == "ok", "EINTR is retried, not reported")
         #expect(try text(url) == "{\n  \"a\": 1,\n  \"b\": \"pending\"\n}\n")
         #expect(try dir.contents().filter { $0.hasSuffix(".tmp") } == [])
-        let log = try faulty.finish()
+        let log = try await faulty.finish()
         let injected = log.calls.filter(\.injected)
         #expect(injected.count == 1 && injected.allSatisfy(fault.target.matches), "\(injected.map(\.line))")
     }
 
     @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
-    func saveSyscallsRunInTheDurableOrder() throws {
+    func saveSyscallsRunInTheDurableOrder() async throws {
         let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)
         let directory = DurableFile(path: path).directory
-        let session = try StraceSession(fixture: fixture, store: url, in: dir, inject: nil)
-        let (log, answer) = try session.runFaultScript()
+        let session = try await StraceSession(fixture: fixture, store: url, in: dir, inject: nil)
+        let (log, answer) = try await session.runFaultScript()
         #expect(answer == "ok")
 
         let open = try #require(log.firstCall(after: StraceSession.marker, matching: Target.temporaryOpen.matches))
@@ -281,13 +281,13 @@ import Testing
     @Test(
         .enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage),
         arguments: DiscardedChange.allCases)
-    func discardedChangesAreNotWrittenByALaterSave(_ change: DiscardedChange) throws {
+    func discardedChangesAreNotWrittenByALaterSave(_ change: DiscardedChange) async throws {
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let defaults = try openFresh(url)
         defaults[.count] = 1
         defaults[.volume] = 0.1
-        try defaults.save()
+        try await defaults.save()
 
         try FileSystemTools.setImmutable(dir.path, true)
         defer { FileSystemTools.clearImmutable(dir.path) }
@@ -301,7 +301,7 @@ import Testing
         #expect(defaults[.count] == 1, "memory says the discard restored count")
 
         defaults[.volume] = 0.2
-        try defaults.save()
+        try await defaults.save()
         #expect(try text(url) == "{\n  \"count\": 1,\n  \"volume\": 0.2\n}\n")
         #expect(try openFresh(url)[.count] == 1, "count survives a restart")
     }
@@ -322,12 +322,12 @@ import Testing
     @Test(
         .enabled(if: FileSystemTools.canMakeImmutable, FileSystemTools.chattrMessage),
         arguments: ImmutableTarget.allCases)
-    func immutableDirectoryOrStoreFileIsAClearErrorAndLosesNothing(_ target: ImmutableTarget) throws {
+    func immutableDirectoryOrStoreFileIsAClearErrorAndLosesNothing(_ target: ImmutableTarget) async throws {
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let defaults = try openFresh(url)
         defaults[.count] = 1
-        try defaults.save()
+        try await defaults.save()
         let before = try bytes(url)
         let listing = try dir.contents()
 
@@ -349,18 +349,18 @@ import Testing
         #expect(try dir.contents() == listing, "no temporary file is left")
 
         try FileSystemTools.setImmutable(immutable, false)
-        try defaults.save()
+        try await defaults.save()
         #expect(try openFresh(url)[.count] == 2)
     }
 
     @Test(.enabled(if: FileSystemTools.canMountTmpfs, FileSystemTools.mountMessage))
-    func readOnlyFileSystemIsAClearErrorAndLosesNothing() throws {
+    func readOnlyFileSystemIsAClearErrorAndLosesNothing() async throws {
         let dir = try TemporaryDirectory()
         let mount = try FileSystemTools.Mount(in: dir, size: "256k")
         let url = URL(fileURLWithPath: mount.path).appendingPathComponent("settings.json")
         let defaults = try openFresh(url)
         defaults[.count] = 1
-        try defaults.save()
+        try await defaults.save()
         let before = try bytes(url)
 
         try mount.remount(readOnly: true)
@@ -373,18 +373,18 @@ import Testing
 
         try mount.remount(readOnly: false)
         #expect(try FileManager.default.contentsOfDirectory(atPath: mount.path).filter { $0.hasSuffix(".tmp") } == [])
-        try defaults.save()
+        try await defaults.save()
         #expect(try openFresh(url)[.count] == 2)
     }
 
     @Test(.enabled(if: FileSystemTools.canMountTmpfs, FileSystemTools.mountMessage))
-    func fullDiskIsAClearErrorAndLosesNothing() throws {
+    func fullDiskIsAClearErrorAndLosesNothing() async throws {
         let dir = try TemporaryDirectory()
         let mount = try FileSystemTools.Mount(in: dir, size: "64k")
         let url = URL(fileURLWithPath: mount.path).appendingPathComponent("settings.json")
         let defaults = try openFresh(url)
         defaults[.count] = 1
-        try defaults.save()
+        try await defaults.save()
         let before = try bytes(url)
         func temporaries() throws -> [String] {
             try FileManager.default.contentsOfDirectory(atPath: mount.path).filter { $0.hasSuffix(".tmp") }
@@ -415,7 +415,7 @@ import Testing
         #expect(defaults[.count] == 2)
 
         unlink(filler)
-        try defaults.save()
+        try await defaults.save()
         let reopened = try openFresh(url)
         #expect(reopened[.count] == 2)
         #expect(!reopened.hasStoredValue(forKey: "huge"))
@@ -477,7 +477,7 @@ enum Strace {
     static let isUsable: Bool = {
         guard isLinux, path != nil else { return false }
         do {
-            let result = try runCommand(
+            let result = try runCommandBlocking(
                 [
                     "strace", "-f", "-qq", "-o", "/dev/null", "-e", "trace=getppid", "-e", "inject=getppid:retval=0",
                     "/bin/true",
@@ -510,7 +510,7 @@ final class StraceSession {
     private let store: URL
 
     /// Starts `strace … fixture serve STORE`; `inject` is strace's `inject=` value, or `nil`.
-    init(fixture: String, store: URL, in dir: TemporaryDirectory, inject: String?, fresh: Bool = false) throws {
+    init(fixture: String, store: URL, in dir: TemporaryDirectory, inject: String?, fresh: Bool = false) async throws {
         if fresh {
             for name in try dir.contents() where !name.hasSuffix(".log") {
                 try FileManager.default.removeItem(at: dir.file(name))
@@ -523,39 +523,39 @@ final class StraceSession {
         arguments += [fixture, "serve", store.path]
         child = try ChildProcess(
             try #require(Strace.path), arguments, stderrPath: dir.file("strace.stderr.log").path)
-        let ready = try child.readLine(timeout: 60)
+        let ready = try await child.readLine(timeout: 60)
         guard ready?.hasPrefix("ready ") == true else {
             throw ChildProcessError(description: "the fixture did not start: \(ready ?? "no output")")
         }
     }
 
     /// Sends a command and returns the answer.
-    func ask(_ command: String) throws -> String { try child.ask(command, timeout: 60) }
+    func ask(_ command: String) async throws -> String { try await child.ask(command, timeout: 60) }
 
     /// Writes the first version of the file and makes the change the next flush will write. Returns the
     /// file's bytes.
-    func prepare() throws -> [UInt8] {
-        #expect(try ask("set a 1") == "ok")
-        #expect(try ask("flush") == "ok")
+    func prepare() async throws -> [UInt8] {
+        #expect(try await ask("set a 1") == "ok")
+        #expect(try await ask("flush") == "ok")
         let old = try bytes(store)
-        #expect(try ask("set b \"pending\"") == "ok")
-        #expect(try ask(Self.marker) == Self.marker)
+        #expect(try await ask("set b \"pending\"") == "ok")
+        #expect(try await ask(Self.marker) == Self.marker)
         return old
     }
 
     /// Runs the whole script without checks between steps; returns the log and the answer to the flush.
-    func runFaultScript() throws -> (StraceLog, String) {
-        _ = try prepare()
-        let answer = try ask("flush")
-        return (try finish(), answer)
+    func runFaultScript() async throws -> (StraceLog, String) {
+        _ = try await prepare()
+        let answer = try await ask("flush")
+        return await (try finish(), answer)
     }
 
     /// Ends the fixture and returns the log.
-    func finish() throws -> StraceLog {
-        #expect(try ask("quit") == "bye")
+    func finish() async throws -> StraceLog {
+        #expect(try await ask("quit") == "bye")
         child.closeInput()
-        _ = try child.readToEnd(timeout: 30)
-        #expect(try child.wait(timeout: 30) == .exited(0))
+        _ = try await child.readToEnd(timeout: 30)
+        #expect(try await child.wait(timeout: 30) == .exited(0))
         return try StraceLog(path: logPath)
     }
 }
@@ -713,7 +713,7 @@ enum FileSystemTools {
 
     /// Sets or clears the immutable attribute.
     static func setImmutable(_ path: String, _ on: Bool) throws {
-        let result = try runCommand(["chattr", on ? "+i" : "-i", path])
+        let result = try runCommandBlocking(["chattr", on ? "+i" : "-i", path])
         guard result.status == .exited(0) else {
             throw ChildProcessError(description: "chattr failed on \(path): \(result.status)")
         }
@@ -737,7 +737,7 @@ enum FileSystemTools {
             self.directory = directory
             let path = directory.file("mnt").path
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            let result = try runCommand(["mount", "-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", path])
+            let result = try runCommandBlocking(["mount", "-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", path])
             guard result.status == .exited(0) else {
                 throw ChildProcessError(description: "mount failed: \(result.status)")
             }
@@ -746,14 +746,14 @@ enum FileSystemTools {
 
         /// Remounts read-only or read-write.
         func remount(readOnly: Bool) throws {
-            let result = try runCommand(["mount", "-o", readOnly ? "remount,ro" : "remount,rw", path])
+            let result = try runCommandBlocking(["mount", "-o", readOnly ? "remount,ro" : "remount,rw", path])
             guard result.status == .exited(0) else {
                 throw ChildProcessError(description: "remount failed: \(result.status)")
             }
         }
 
         deinit {
-            do { try runCommand(["umount", "-l", path]) } catch {}
+            do { try runCommandBlocking(["umount", "-l", path]) } catch {}
         }
     }
 }

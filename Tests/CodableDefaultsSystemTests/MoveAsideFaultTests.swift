@@ -27,30 +27,30 @@ import Testing
     /// them in the file's place (that write flushes the directory again, and succeeds), so the call returns
     /// the moved file's URL and nothing is lost.
     @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
-    func explicitMoveWhoseDirectoryFlushFailsKeepsTheState() throws {
+    func explicitMoveWhoseDirectoryFlushFailsKeepsTheState() async throws {
         let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)
-        func script(_ session: MoveAsideSession) throws -> [String] {
-            #expect(try session.ask("set a 1") == ["ok"])
-            #expect(try session.ask("set b \"kept\"") == ["ok"])
-            #expect(try session.ask("flush") == ["ok"])
+        func script(_ session: MoveAsideSession) async throws -> [String] {
+            #expect(try await session.ask("set a 1") == ["ok"])
+            #expect(try await session.ask("set b \"kept\"") == ["ok"])
+            #expect(try await session.ask("flush") == ["ok"])
             try write(Self.broken, to: url)
-            #expect(try session.ask(StraceSession.marker) == [StraceSession.marker])
-            return try session.ask("moveaside")
+            #expect(try await session.ask(StraceSession.marker) == [StraceSession.marker])
+            return try await session.ask("moveaside")
         }
-        let clean = try MoveAsideSession(fixture: fixture, store: url, in: dir, inject: nil)
-        _ = try script(clean)
-        let cleanLog = try clean.finish()
+        let clean = try await MoveAsideSession(fixture: fixture, store: url, in: dir, inject: nil)
+        _ = try await script(clean)
+        let cleanLog = try await clean.finish()
         let target = try #require(
             cleanLog.firstCall(after: StraceSession.marker, matching: Target.directoryFsync.matches),
             "the clean run flushes no directory after the marker")
 
-        let faulty = try MoveAsideSession(
+        let faulty = try await MoveAsideSession(
             fixture: fixture, store: url, in: dir, inject: "fsync:error=EIO:when=\(cleanLog.ordinal(of: target))",
             fresh: true)
-        let lines = try script(faulty)
+        let lines = try await script(faulty)
         let aside = try #require(try dir.contents().first { $0.hasPrefix("settings.json.corrupt-") })
         let asidePath = DurableFile(path: path).directory + "/" + aside
         #expect(lines.last == "moved \(asidePath)", "the move counts as done: \(lines)")
@@ -60,10 +60,10 @@ import Testing
         // The broken file is kept, and the state is written in its place; memory still holds it.
         #expect(try text(dir.file(aside)) == Self.broken)
         #expect(try text(url) == Self.saved, "the state is written in the moved file's place")
-        #expect(try faulty.ask("get a") == ["value a 1"])
-        #expect(try faulty.ask("reload") == ["ok"])
-        #expect(try faulty.ask("get b") == ["value b \"kept\""], "re-reading the file loses nothing")
-        let log = try faulty.finish()
+        #expect(try await faulty.ask("get a") == ["value a 1"])
+        #expect(try await faulty.ask("reload") == ["ok"])
+        #expect(try await faulty.ask("get b") == ["value b \"kept\""], "re-reading the file loses nothing")
+        let log = try await faulty.finish()
         let injected = log.calls.filter(\.injected)
         #expect(injected.count == 1 && injected.allSatisfy(Target.directoryFsync.matches), "\(injected.map(\.line))")
         let hit = try #require(injected.first)
@@ -75,27 +75,27 @@ import Testing
     /// the rename, and when the call retries it): the call throws `notDurable` naming the file and the move,
     /// and the next flush, with nothing to write, flushes the directory again and succeeds.
     @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
-    func explicitMoveWhoseDirectoryFlushKeepsFailingThrowsNotDurable() throws {
+    func explicitMoveWhoseDirectoryFlushKeepsFailingThrowsNotDurable() async throws {
         let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)
-        func script(_ session: MoveAsideSession) throws -> [String] {
+        func script(_ session: MoveAsideSession) async throws -> [String] {
             try write(Self.broken, to: url)
-            #expect(try session.ask(StraceSession.marker) == [StraceSession.marker])
-            return try session.ask("moveaside")
+            #expect(try await session.ask(StraceSession.marker) == [StraceSession.marker])
+            return try await session.ask("moveaside")
         }
-        let clean = try MoveAsideSession(fixture: fixture, store: url, in: dir, inject: nil)
-        _ = try script(clean)
-        let cleanLog = try clean.finish()
+        let clean = try await MoveAsideSession(fixture: fixture, store: url, in: dir, inject: nil)
+        _ = try await script(clean)
+        let cleanLog = try await clean.finish()
         let target = try #require(
             cleanLog.firstCall(after: StraceSession.marker, matching: Target.directoryFsync.matches))
         let ordinal = cleanLog.ordinal(of: target)
 
-        let faulty = try MoveAsideSession(
+        let faulty = try await MoveAsideSession(
             fixture: fixture, store: url, in: dir, inject: "fsync:error=EIO:when=\(ordinal)..\(ordinal + 1)",
             fresh: true)
-        let lines = try script(faulty)
+        let lines = try await script(faulty)
         let aside = try #require(try dir.contents().first { $0.hasPrefix("settings.json.corrupt-") })
         let errors = lines.compactMap(FixtureError.init)
         #expect(errors.map(\.code) == ["fileMovedAside", "notDurable"], "\(lines)")
@@ -104,10 +104,10 @@ import Testing
         #expect(notDurable.description.contains("may not survive a power loss"), "\(notDurable.description)")
         #expect(try text(dir.file(aside)) == Self.broken)
         #expect(!FileManager.default.fileExists(atPath: url.path), "an empty state writes no file")
-        #expect(try faulty.ask("keys") == ["keys"])
-        #expect(try faulty.ask("echo retry") == ["echo retry"])
-        #expect(try faulty.ask("flush") == ["ok"], "the next flush flushes the directory and succeeds")
-        let log = try faulty.finish()
+        #expect(try await faulty.ask("keys") == ["keys"])
+        #expect(try await faulty.ask("echo retry") == ["echo retry"])
+        #expect(try await faulty.ask("flush") == ["ok"], "the next flush flushes the directory and succeeds")
+        let log = try await faulty.finish()
         let injected = log.calls.filter(\.injected)
         #expect(injected.count == 2 && injected.allSatisfy(Target.directoryFsync.matches), "\(injected.map(\.line))")
         let retry = log.firstCall(after: "echo retry", matching: Target.directoryFsync.matches)
@@ -118,21 +118,21 @@ import Testing
     /// file is moved), reports the `fileMovedAside` notice and `notDurable`, and the first flush retries the
     /// directory's flush.
     @Test(.enabled(if: Strace.isUsable, Strace.unavailableMessage))
-    func openingMoveWhoseDirectoryFlushFailsOpensAndRetries() throws {
+    func openingMoveWhoseDirectoryFlushFailsOpensAndRetries() async throws {
         let fixture = try Fixture.locate("codable-defaults-fixture")
         let dir = try TemporaryDirectory()
         let url = dir.file()
         let path = DurableFile.canonicalPath(url.path)
         try write(Self.broken, to: url)
-        let clean = try MoveAsideSession(
+        let clean = try await MoveAsideSession(
             fixture: fixture, store: url, in: dir, inject: nil, arguments: ["--unreadable-file", "move-aside"])
         #expect(clean.reported.map(\.code) == ["fileMovedAside"])
-        let cleanLog = try clean.finish()
+        let cleanLog = try await clean.finish()
         let target = try #require(
             cleanLog.calls.first { $0.isMain && Target.directoryFsync.matches($0) },
             "the clean run flushes no directory")
 
-        let faulty = try MoveAsideSession(
+        let faulty = try await MoveAsideSession(
             fixture: fixture, store: url, in: dir, inject: "fsync:error=EIO:when=\(cleanLog.ordinal(of: target))",
             fresh: true, arguments: ["--unreadable-file", "move-aside"]
         ) {
@@ -148,13 +148,13 @@ import Testing
             notDurable.description.contains("was moved aside to \(asidePath), but flushing its directory"),
             "\(notDurable.description)")
         #expect(try text(dir.file(aside)) == Self.broken)
-        #expect(try faulty.ask("keys") == ["keys"], "the store started empty")
-        #expect(try faulty.ask("echo retry") == ["echo retry"])
-        #expect(try faulty.ask("flush") == ["ok"], "the first flush flushes the directory and succeeds")
-        #expect(try faulty.ask("set a 1") == ["ok"])
-        #expect(try faulty.ask("flush") == ["ok"])
+        #expect(try await faulty.ask("keys") == ["keys"], "the store started empty")
+        #expect(try await faulty.ask("echo retry") == ["echo retry"])
+        #expect(try await faulty.ask("flush") == ["ok"], "the first flush flushes the directory and succeeds")
+        #expect(try await faulty.ask("set a 1") == ["ok"])
+        #expect(try await faulty.ask("flush") == ["ok"])
         #expect(try text(url) == "{\n  \"a\": 1\n}\n")
-        let log = try faulty.finish()
+        let log = try await faulty.finish()
         let injected = log.calls.filter(\.injected)
         #expect(injected.count == 1 && injected.allSatisfy(Target.directoryFsync.matches), "\(injected.map(\.line))")
         let retry = log.firstCall(after: "echo retry", matching: Target.directoryFsync.matches)
@@ -175,7 +175,7 @@ final class MoveAsideSession {
     init(
         fixture: String, store: URL, in dir: TemporaryDirectory, inject: String?, fresh: Bool = false,
         arguments extra: [String] = [], prepare: () throws -> Void = {}
-    ) throws {
+    ) async throws {
         if fresh {
             for name in try dir.contents() where !name.hasSuffix(".log") {
                 try FileManager.default.removeItem(at: dir.file(name))
@@ -189,7 +189,7 @@ final class MoveAsideSession {
         child = try ChildProcess(try #require(Strace.path), arguments, stderrPath: dir.file("strace.stderr.log").path)
         var reported: [FixtureError] = []
         while true {
-            guard let line = try child.readLine(timeout: 60) else {
+            guard let line = try await child.readLine(timeout: 60) else {
                 throw ChildProcessError(description: "the fixture ended before it was ready: \(reported)")
             }
             if line.hasPrefix("ready ") { break }
@@ -206,11 +206,11 @@ final class MoveAsideSession {
 
     /// Sends a command and returns its lines: for `moveaside`, the `fileMovedAside` notices it reported to
     /// the handler, then its answer; for any other command, its answer.
-    func ask(_ command: String) throws -> [String] {
+    func ask(_ command: String) async throws -> [String] {
         try child.send(command)
         var lines: [String] = []
         while true {
-            guard let line = try child.readLine(timeout: 60) else {
+            guard let line = try await child.readLine(timeout: 60) else {
                 throw ChildProcessError(description: "the child ended instead of answering \"\(command)\": \(lines)")
             }
             lines.append(line)
@@ -221,11 +221,11 @@ final class MoveAsideSession {
     }
 
     /// Ends the fixture and returns the log.
-    func finish() throws -> StraceLog {
-        #expect(try ask("quit") == ["bye"])
+    func finish() async throws -> StraceLog {
+        #expect(try await ask("quit") == ["bye"])
         child.closeInput()
-        _ = try child.readToEnd(timeout: 30)
-        #expect(try child.wait(timeout: 30) == .exited(0))
+        _ = try await child.readToEnd(timeout: 30)
+        #expect(try await child.wait(timeout: 30) == .exited(0))
         return try StraceLog(path: logPath)
     }
 }

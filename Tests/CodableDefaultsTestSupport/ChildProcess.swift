@@ -70,7 +70,7 @@ package enum Fixture {
 }
 
 /// How a child process ended.
-package enum ExitStatus: Equatable, CustomStringConvertible {
+package enum ExitStatus: Equatable, Sendable, CustomStringConvertible {
     /// It called `exit` with this status.
     case exited(Int32)
     /// A signal killed it.
@@ -98,9 +98,14 @@ package struct ChildProcessError: Error, CustomStringConvertible {
 
     /// A child process started with `posix_spawn`, with pipes to its standard input and output. Its standard
     /// error goes to `stderrPath`, or to a temporary file of its own that ``standardError()`` reads: never to the
-    /// test's, so that a passing `swift test` prints nothing of the children. Every wait is bounded; a child still
-    /// running when the value goes away is killed.
-    package final class ChildProcess {
+    /// test's, so that a passing `swift test` prints nothing of the children. Every wait is bounded and suspends
+    /// the calling task, its blocking part on a thread of its own (``offPool(_:)-(()->Value)``), so that tests
+    /// waiting for children never hold the cooperative pool's threads; a child still running when the value goes
+    /// away is killed.
+    ///
+    /// `@unchecked Sendable`: its mutable state (the output buffer, the status) is used by one caller at a time, a
+    /// test and the thread that waits for it while the test is suspended; it is not for several tasks at once.
+    package final class ChildProcess: @unchecked Sendable {
         /// The child's process id.
         package let pid: pid_t
         /// The file that holds the child's standard error.
@@ -219,9 +224,9 @@ package struct ChildProcessError: Error, CustomStringConvertible {
         }
 
         /// Sends a line and returns the child's next line of output.
-        package func ask(_ line: String, timeout: Double = 30) throws -> String {
+        package func ask(_ line: String, timeout: Double = 30) async throws -> String {
             try send(line)
-            guard let answer = try readLine(timeout: timeout) else {
+            guard let answer = try await readLine(timeout: timeout) else {
                 throw ChildProcessError(
                     description: "the child ended instead of answering \"\(line)\"" + standardErrorNote)
             }
@@ -231,7 +236,12 @@ package struct ChildProcessError: Error, CustomStringConvertible {
         /// The next line of output, or `nil` at end of output.
         ///
         /// - Throws: ``ChildProcessError`` when no whole line arrives within `timeout` seconds.
-        package func readLine(timeout: Double) throws -> String? {
+        package func readLine(timeout: Double) async throws -> String? {
+            try await offPool { try self.blockingReadLine(timeout: timeout) }
+        }
+
+        /// ``readLine(timeout:)``, blocking the calling thread.
+        fileprivate func blockingReadLine(timeout: Double) throws -> String? {
             let deadline = Date().addingTimeInterval(timeout)
             while true {
                 if let newline = buffer.firstIndex(of: 0x0A) {
@@ -267,12 +277,46 @@ package struct ChildProcessError: Error, CustomStringConvertible {
             }
         }
 
-        /// Every remaining line of output, until the child closes it.
-        package func readToEnd(timeout: Double) throws -> [String] {
+        /// ``ask(_:timeout:)``, blocking the calling thread: for code that already runs on a thread of its own.
+        package func askBlocking(_ line: String, timeout: Double = 30) throws -> String {
+            try send(line)
+            guard let answer = try blockingReadLine(timeout: timeout) else {
+                throw ChildProcessError(
+                    description: "the child ended instead of answering \"\(line)\"" + standardErrorNote)
+            }
+            return answer
+        }
+
+        /// ``readLine(timeout:)``, blocking the calling thread: for code that already runs on a thread of its own.
+        package func readLineBlocking(timeout: Double) throws -> String? { try blockingReadLine(timeout: timeout) }
+
+        /// ``wait(timeout:)``, blocking the calling thread: for code that already runs on a thread of its own.
+        @discardableResult
+        package func waitBlocking(timeout: Double) throws -> ExitStatus {
+            if let status { return status }
+            return try blockingWait(timeout: timeout)
+        }
+
+        /// ``readToEnd(timeout:)``, blocking the calling thread: for code that already runs on a thread of its own.
+        package func readToEndBlocking(timeout: Double) throws -> [String] {
             let deadline = Date().addingTimeInterval(timeout)
             var lines: [String] = []
-            while let line = try readLine(timeout: max(0.001, deadline.timeIntervalSinceNow)) { lines.append(line) }
+            while let line = try blockingReadLine(timeout: max(0.001, deadline.timeIntervalSinceNow)) {
+                lines.append(line)
+            }
             return lines
+        }
+
+        /// Every remaining line of output, until the child closes it.
+        package func readToEnd(timeout: Double) async throws -> [String] {
+            try await offPool {
+                let deadline = Date().addingTimeInterval(timeout)
+                var lines: [String] = []
+                while let line = try self.blockingReadLine(timeout: max(0.001, deadline.timeIntervalSinceNow)) {
+                    lines.append(line)
+                }
+                return lines
+            }
         }
 
         /// Sends a signal to the child.
@@ -282,8 +326,13 @@ package struct ChildProcessError: Error, CustomStringConvertible {
 
         /// Waits for the child to end; kills it with SIGKILL and throws if it has not ended within `timeout` s.
         @discardableResult
-        package func wait(timeout: Double) throws -> ExitStatus {
+        package func wait(timeout: Double) async throws -> ExitStatus {
             if let status { return status }
+            return try await offPool { try self.blockingWait(timeout: timeout) }
+        }
+
+        /// ``wait(timeout:)``, blocking the calling thread.
+        fileprivate func blockingWait(timeout: Double) throws -> ExitStatus {
             let deadline = Date().addingTimeInterval(timeout)
             while true {
                 var raw: Int32 = 0
@@ -336,9 +385,19 @@ package struct ChildProcessError: Error, CustomStringConvertible {
         private func linuxPipe2(_ ends: UnsafeMutablePointer<Int32>, _ flags: Int32) -> Int32
     #endif
 
-    /// Runs a command to completion (at most `timeout` seconds) and returns its exit status and output.
+    /// Runs a command to completion (at most `timeout` seconds) and returns its exit status and output; the task
+    /// is suspended meanwhile (see ``offPool(_:)-(()->Value)``).
     @discardableResult
-    package func runCommand(_ arguments: [String], timeout: Double = 30) throws -> (
+    package func runCommand(_ arguments: [String], timeout: Double = 30) async throws -> (
+        status: ExitStatus, output: [String]
+    ) {
+        try await offPool { try runCommandBlocking(arguments, timeout: timeout) }
+    }
+
+    /// ``runCommand(_:timeout:)``, blocking the calling thread: only where no task can wait for it, for a command
+    /// that ends at once (a `deinit` that unmounts, a lazily computed check whether a program can run).
+    @discardableResult
+    package func runCommandBlocking(_ arguments: [String], timeout: Double = 30) throws -> (
         status: ExitStatus, output: [String]
     ) {
         guard let executable = findExecutable(arguments[0]) else {
@@ -346,8 +405,12 @@ package struct ChildProcessError: Error, CustomStringConvertible {
         }
         let child = try ChildProcess(executable, Array(arguments.dropFirst()), stderrPath: "/dev/null")
         child.closeInput()
-        let output = try child.readToEnd(timeout: timeout)
-        return (try child.wait(timeout: timeout), output)
+        let deadline = Date().addingTimeInterval(timeout)
+        var output: [String] = []
+        while let line = try child.blockingReadLine(timeout: max(0.001, deadline.timeIntervalSinceNow)) {
+            output.append(line)
+        }
+        return (try child.blockingWait(timeout: max(0.001, deadline.timeIntervalSinceNow)), output)
     }
 
 #endif

@@ -79,8 +79,8 @@ package func write(_ text: String, to url: URL) throws { try Data(text.utf8).wri
 /// Waits until `condition` holds, up to `timeout` seconds. Returns whether it held.
 ///
 /// `timeout` guards against a hang; it is not a time the condition is expected to take. In a full `swift test` on
-/// two cores, tests that wait for a child process block the cooperative pool's threads, and every task (the one
-/// that would make `condition` true included) can be held for many seconds: give a wait minutes, not seconds.
+/// two cores, every task (the one that would make `condition` true included) may wait long for a thread of the
+/// cooperative pool: give a wait minutes, not seconds.
 package func eventually(timeout: Double = 120, _ condition: () -> Bool) async throws -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
