@@ -379,7 +379,7 @@ import Testing
         // read the file first: wait for the call rather than expect it to have happened already.
         try a.reload()
         #expect(a[.count] == 5)
-        #expect(told.wait(timeout: .now() + 30) == .success, "observeAll was not told about count")
+        #expect(await told.signaled(within: 30), "observeAll was not told about count")
         #expect(names.withLock { $0 } == [["count"]])
         _ = token
     }
