@@ -100,6 +100,9 @@ struct EtcdLocalCopyEdgeTests {
                     try await eventually { reports.values.contains { $0.path == copy.path } },
                     "the copy's write failure is reported: \(reports.values)")
             }
+            // The first store's copy is free once its storage is gone, which its cancelled watch and retry tasks,
+            // still ending, may delay past the store's own end: wait for the lock to be released.
+            #expect(try await eventually { lockIsFree(directory.file(".copy.json.lock").path) })
             // The store opens again (etcd answers): the copy it left reads; the one it would write now is reported.
             let reports = Recorder<DefaultsError>()
             let again = try await Defaults(etcd: urls, prefix: "myservice/", options: options, localCopy: copy) {
@@ -150,4 +153,15 @@ struct EtcdLocalCopyEdgeTests {
             #expect(try String(contentsOf: copy, encoding: .utf8).contains("s3cret"))
         }
     }
+}
+
+/// Whether no one holds the `flock` lock of the lock file at `path` (a descriptor of this process's own counts as
+/// another holder: `flock` locks belong to open files, not processes).
+private func lockIsFree(_ path: String) -> Bool {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return false }
+    defer { close(descriptor) }
+    guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
+    flock(descriptor, LOCK_UN)
+    return true
 }
