@@ -69,7 +69,7 @@ extension Defaults {
     ///   throws. Nothing is written then (`notDurable` alone means the change is written).
     @discardableResult
     public func revert(toRevision revision: Int, dryRun: Bool = false) throws -> [HistoryEntry.Change] {
-        try store.revert(nil, toRevision: revision, dryRun: dryRun)
+        try store.revert(nil, to: .revision(revision), dryRun: dryRun)
     }
 
     /// Puts the key `name` back to what it held at `revision`, as one new change; see
@@ -81,7 +81,7 @@ extension Defaults {
         -> [HistoryEntry.Change]
     {
         if let refusal = refusalIfAny(name) { throw refusal }
-        return try store.revert([MemberName(name)], toRevision: revision, dryRun: dryRun)
+        return try store.revert([MemberName(name)], to: .revision(revision), dryRun: dryRun)
     }
 
     /// Puts the store back to what it held at `date` (after the last save recorded at or before it), as one new
@@ -91,7 +91,7 @@ extension Defaults {
     ///   record the history kept and older ones were dropped.
     @discardableResult
     public func revert(to date: Date, dryRun: Bool = false) throws -> [HistoryEntry.Change] {
-        try store.revert(nil, toRevision: revision(at: date), dryRun: dryRun)
+        try store.revert(nil, to: .revision(revision(at: date)), dryRun: dryRun)
     }
 
     /// Puts the key `name` back to what it held at `date`; see ``revert(to:dryRun:)``.
@@ -100,45 +100,53 @@ extension Defaults {
     @discardableResult
     public func revert(forKey name: String, to date: Date, dryRun: Bool = false) throws -> [HistoryEntry.Change] {
         if let refusal = refusalIfAny(name) { throw refusal }
-        return try store.revert([MemberName(name)], toRevision: revision(at: date), dryRun: dryRun)
+        return try store.revert([MemberName(name)], to: .revision(revision(at: date)), dryRun: dryRun)
     }
 
     /// Undoes the last save recorded (by any process): its keys go back to what they held before it, as one
     /// new change. Undoing again undoes the undo. See ``revert(toRevision:dryRun:)``.
     ///
+    /// The save taken back is the last one the history holds under the store's lock and the file's lock file:
+    /// a save another process recorded while the undo was prepared is the one undone, and no other.
+    ///
     /// - Throws: What ``revert(toRevision:dryRun:)`` throws.
     @discardableResult
     public func undo(dryRun: Bool = false) throws -> [HistoryEntry.Change] {
-        guard let last = try store.historyRecords().last else {
-            return try store.revert(nil, toRevision: 0, dryRun: dryRun)
-        }
-        return try store.revert(nil, toRevision: last.revision - 1, dryRun: dryRun)
+        try store.revert(nil, to: .beforeLastSave, dryRun: dryRun)
     }
 
     /// Undoes the last recorded change of the key `name`: it goes back to what it held before that save, as one
-    /// new change. See ``revert(toRevision:dryRun:)``.
+    /// new change. See ``revert(toRevision:dryRun:)``; the save is the last of `name` under the locks, as for
+    /// ``undo(dryRun:)``.
     ///
     /// - Throws: What ``revert(toRevision:dryRun:)`` throws; `historyUnavailable` when no recorded save changed
     ///   `name`.
     @discardableResult
     public func undo(forKey name: String, dryRun: Bool = false) throws -> [HistoryEntry.Change] {
         if let refusal = refusalIfAny(name) { throw refusal }
-        let records = try store.historyRecords()
-        guard let last = records.last(where: { $0.changes.contains { $0.name.utf8.elementsEqual(name.utf8) } })
-        else {
-            throw DefaultsError(
-                .historyUnavailable, "the history has no change of the key to undo; nothing was written",
-                path: store.path, key: name)
-        }
-        return try store.revert([MemberName(name)], toRevision: last.revision - 1, dryRun: dryRun)
+        return try store.revert([MemberName(name)], to: .beforeLastSave, dryRun: dryRun)
     }
 
     /// The revision the store was at, at `date`: the last recorded at or before it.
     private func revision(at date: Date) throws(DefaultsError) -> Int {
         let history = try store.readHistory()
         let records = history.records
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        guard let milliseconds = HistoryTime.milliseconds(of: date) else {
+            // Beyond what a record's time can be: after every record, or before every one.
+            if date.timeIntervalSince1970.isNaN {
+                throw DefaultsError(
+                    .invalidArgument, "the date is not a number (NaN); nothing was written", path: store.path)
+            }
+            if date.timeIntervalSince1970 > 0 { return records.last?.revision ?? 0 }
+            return try revision(before: history)
+        }
         if let last = records.last(where: { $0.milliseconds <= milliseconds }) { return last.revision }
+        return try revision(before: history)
+    }
+
+    /// The revision before every record of `history`: 0, when nothing older was dropped.
+    private func revision(before history: StorageHistory) throws(DefaultsError) -> Int {
+        let records = history.records
         guard let oldest = records.first else { return 0 }
         guard history.isComplete else {
             throw DefaultsError(

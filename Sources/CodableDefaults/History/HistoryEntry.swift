@@ -92,8 +92,15 @@ public struct HistoryEntry: Sendable, Hashable {
 extension HistoryEntry {
     /// `date` as the history writes times, in UTC to the millisecond: `2026-12-03T04:05:06.789Z` (the format of
     /// a record's `time`, and of the tool's `history`).
+    ///
+    /// A date beyond what milliseconds in an `Int64` hold (about 292 million years from 1970, years of more than
+    /// four digits are written whole) is written as the nearest time that is not; a date that is not a number
+    /// as `NaN`.
     public static func timeText(_ date: Date) -> String {
-        HistoryTime.text(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
+        let seconds = date.timeIntervalSince1970
+        if seconds.isNaN { return "NaN" }
+        let milliseconds = HistoryTime.milliseconds(of: date) ?? (seconds > 0 ? Int64.max : Int64.min)
+        return HistoryTime.text(milliseconds: milliseconds)
     }
 
     /// The date of a UTC time written `2026-12-03T04:05:06Z` or with a fraction of a second

@@ -80,19 +80,31 @@ struct HistoryLog: Sendable {
             let (bytes, _) = try readAll()
             var (records, complete) = Self.lines(of: bytes)
             if complete < bytes.count {
-                if Self.record(in: bytes[complete...]) != nil {
+                if case .record = Self.parsedLine(bytes[complete...]) {
                     records.append(complete..<bytes.count)
                     line.append(0x0A)
                 } else if ftruncate(fd, off_t(complete)) != 0 {
                     throw failure("cannot cut off the history's unfinished last line", errno: Platform.errno)
                 }
             }
-            let revision = records.reversed().lazy.compactMap { Self.revision(ofLine: bytes[$0]) }.first ?? 0
+            // Read by the parser `history` reads records with, whatever their spacing or the size of their numbers:
+            // the count goes on from the last record `history` shows.
+            let revision =
+                records.reversed().lazy.compactMap { range -> Int? in
+                    guard case .record(let record) = Self.parsedLine(bytes[range]) else { return nil }
+                    return record.revision
+                }.first ?? 0
             known = Tail(
                 identity: FileIdentity(info), revision: revision, count: records.count,
                 secretNames: Self.secretNames(in: bytes, lines: records))
         }
-        let revision = known!.revision + 1
+        let (revision, overflow) = known!.revision.addingReportingOverflow(1)
+        if overflow {
+            throw DefaultsError(
+                .writeFailed,
+                "the history's last revision is \(known!.revision), the largest a revision can be; the save stands, "
+                    + "unrecorded (move the history file aside to start its count again)", path: file.path)
+        }
         // A key another writer declared secret is secret for this one too (a tool cannot know it otherwise).
         var record = make(revision)
         record.withholdValues(of: known!.secretNames)
@@ -139,7 +151,7 @@ struct HistoryLog: Sendable {
             out.append(0x0A)
         }
         for range in kept.reversed() {
-            if !secretNames.isEmpty, var record = Self.record(in: bytes[range]) {
+            if !secretNames.isEmpty, case .record(var record) = Self.parsedLine(bytes[range]) {
                 record.withholdValues(of: secretNames)
                 out += record.line
             } else {
@@ -183,13 +195,17 @@ struct HistoryLog: Sendable {
     }
 
     /// The records, oldest first, and a notice for each line that is not one (a save's record cut short by a
-    /// crash, or a line edited by hand), with its line and column.
+    /// crash, or a line edited by hand), with its line and column; the whole lines among those (not a last line a
+    /// crash cut short) also in `unreadable`, with the revision of the record before each.
     ///
     /// - Throws: ``DefaultsError`` when the file exists but cannot be read.
-    func read() throws(DefaultsError) -> (records: [HistoryRecord], notices: [DefaultsError]) {
+    func read() throws(DefaultsError) -> (
+        records: [HistoryRecord], notices: [DefaultsError], unreadable: [(after: Int, notice: DefaultsError)]
+    ) {
         let (bytes, _) = try readAll()
         var records: [HistoryRecord] = []
         var notices: [DefaultsError] = []
+        var unreadable: [(after: Int, notice: DefaultsError)] = []
         var header = Set<String>()
         var lineNumber = 0
         var start = 0
@@ -200,20 +216,20 @@ struct HistoryLog: Sendable {
             let finished = end < bytes.count
             start = end + 1
             if line.isEmpty { continue }
-            if let names = Self.secretKeys(inHeader: line[...]) {
+            switch Self.parsedLine(line[...]) {
+            case .header(let names):
                 header.formUnion(names)
-                continue
-            }
-            do throws(HistoryRecord.Malformed) {
-                records.append(try HistoryRecord(line: line))
-            } catch {
+            case .record(let record):
+                records.append(record)
+            case .malformed(let error):
                 let why =
                     finished
                     ? error.message : "the last record is unfinished (being written, or a save was interrupted)"
-                notices.append(
-                    DefaultsError(
-                        .invalidJSON, "a history record is skipped: \(why)", path: file.path, line: lineNumber,
-                        column: error.column))
+                let notice = DefaultsError(
+                    .invalidJSON, "a line of the history file is skipped: \(why)", path: file.path, line: lineNumber,
+                    column: error.column)
+                notices.append(notice)
+                if finished { unreadable.append((records.last?.revision ?? 0, notice)) }
             }
         }
         // A key one record marks secret (a writer that declared it so) has its values withheld in every record,
@@ -222,25 +238,21 @@ struct HistoryLog: Sendable {
         if !secret.isEmpty {
             for index in records.indices { records[index].withholdValues(of: secret) }
         }
-        return (records, notices)
+        return (records, notices, unreadable)
     }
 
-    /// The keys that records of `bytes` (its whole lines `lines`) mark secret. Only the lines that hold a secret
-    /// change are parsed.
+    /// The keys that records of `bytes` (its whole lines `lines`) mark secret. Only the lines that can name a secret
+    /// are parsed: those holding the letters `secret`, or a backslash (an escape could spell them).
     static func secretNames(in bytes: [UInt8], lines: [Range<Int>]) -> Set<String> {
-        let marker = Array("{\"secret\":\"".utf8)
+        let marker = Array("secret".utf8)
         var names = Set<String>()
         for range in lines {
             let line = bytes[range]
-            if let header = secretKeys(inHeader: line) {
-                names.formUnion(header)
-                continue
-            }
-            guard line.firstRange(of: marker) != nil else { continue }
-            do throws(HistoryRecord.Malformed) {
-                names.formUnion(try HistoryRecord(line: Array(line)).secretNames)
-            } catch {
-                continue  // A line that is not a record is skipped, and reported, by `read()`.
+            guard line.firstRange(of: marker) != nil || line.contains(UInt8(ascii: "\\")) else { continue }
+            switch parsedLine(line) {
+            case .header(let header): names.formUnion(header)
+            case .record(let record): names.formUnion(record.secretNames)
+            case .malformed: continue  // A line that is not a record is skipped, and reported, by `read()`.
             }
         }
         return names
@@ -258,23 +270,32 @@ struct HistoryLog: Sendable {
         return (lines, start)
     }
 
-    /// The revision of a line, read from its start (`{"revision":N,`) without parsing the rest; `nil` when it
-    /// does not start so.
-    static func revision(ofLine line: ArraySlice<UInt8>) -> Int? {
-        let prefix = Array("{\"revision\":".utf8)
-        guard line.starts(with: prefix) else { return nil }
-        let digits = line.dropFirst(prefix.count).prefix { (0x30...0x39).contains($0) }
-        guard !digits.isEmpty, digits.count < 19 else { return nil }
-        return Int(String(decoding: digits, as: UTF8.self))
+    /// What a line of the history file holds: a record, the line naming the keys records marked secret, or neither.
+    enum Line {
+        /// A record.
+        case record(HistoryRecord)
+        /// `{"secretKeys":[…]}`: the keys dropped records marked secret.
+        case header([String])
+        /// Not a line of the history.
+        case malformed(HistoryRecord.Malformed)
     }
 
-    /// The record a line holds, or `nil` when it holds none.
-    static func record(in line: ArraySlice<UInt8>) -> HistoryRecord? {
+    /// The one reader of the history file's lines, for every use (`history`, the next save's revision, the keys
+    /// marked secret, a rewrite): JSON as any writer may space it. A record's revision is a whole number from 1 up
+    /// (the count a store file's saves make); any other is not a record.
+    static func parsedLine(_ line: ArraySlice<UInt8>) -> Line {
+        let record: HistoryRecord
         do throws(HistoryRecord.Malformed) {
-            return try HistoryRecord(line: Array(line))
+            record = try HistoryRecord(line: Array(line))
         } catch {
-            return nil
+            if let names = secretKeys(inHeader: line) { return .header(names) }
+            return .malformed(error)
         }
+        guard record.revision >= 1 else {
+            return .malformed(
+                HistoryRecord.Malformed(message: "the record's revision, \(record.revision), is not 1 or more"))
+        }
+        return .record(record)
     }
 
     /// The first line of a rewritten history that names the keys records marked secret:
@@ -290,16 +311,16 @@ struct HistoryLog: Sendable {
         return out
     }
 
-    /// The names of a `{"secretKeys":[…]}` line; `nil` for any other line.
+    /// The names of a `{"secretKeys":[…]}` line (however spaced); `nil` for any other line.
     static func secretKeys(inHeader line: ArraySlice<UInt8>) -> [String]? {
-        guard line.starts(with: Array("{\"secretKeys\":".utf8)) else { return nil }
         let value: JSONValue
         do throws(JSONParseError) {
             value = try JSONValueBytes.parse(Array(line))
         } catch {
             return nil
         }
-        guard case .object(let members) = value, case .array(let names)? = members["secretKeys"] else { return nil }
+        guard case .object(let members) = value, members.count == 1, case .array(let names)? = members["secretKeys"]
+        else { return nil }
         return names.compactMap { name in
             guard case .string(let text) = name else { return nil }
             return text

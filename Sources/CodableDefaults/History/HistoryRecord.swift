@@ -271,7 +271,23 @@ private enum Mark {
 /// UTC times as the history writes them: `2026-12-03T04:05:06.789Z`, computed without the platform's calendar.
 enum HistoryTime {
     /// Milliseconds since 1970 now.
-    static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+    static func now() -> Int64 { milliseconds(of: Date()) ?? 0 }
+
+    /// The millisecond `date` falls in, since 1970: the whole milliseconds, where a date made from a millisecond
+    /// (`Date(timeIntervalSince1970: Double(ms) / 1000)`, as a record's ``HistoryEntry/date`` is) gives that
+    /// millisecond back, before 1970 too, though its `Double` is a hair below it. `nil` for a date that is not a
+    /// number or beyond what milliseconds in an `Int64` hold (about 292 million years from 1970).
+    static func milliseconds(of date: Date) -> Int64? {
+        let scaled = date.timeIntervalSince1970 * 1000
+        guard scaled.isFinite else { return nil }
+        let nearest = scaled.rounded()
+        // A hair off a whole millisecond is that millisecond: a `Date` keeps its time from 2001 as a `Double`, so
+        // the seconds since 1970 of a date made from a millisecond come back a few of that `Double`'s units off.
+        let hair = max(date.timeIntervalSinceReferenceDate.ulp * 1000, nearest.ulp) * 8
+        let value = abs(scaled - nearest) <= hair ? nearest : scaled.rounded(.down)
+        guard value >= -9_223_372_036_854_775_808.0, value < 9_223_372_036_854_775_808.0 else { return nil }
+        return Int64(value)
+    }
 
     /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.
     static func text(milliseconds: Int64) -> String {

@@ -30,17 +30,29 @@ extension Store {
     /// The history's records, oldest first; see ``readHistory()``.
     func historyRecords() throws(DefaultsError) -> [HistoryRecord] { try readHistory().records }
 
-    /// Puts `names` (every recorded key when `nil`) back to what they held at revision `target`, as one atomic
-    /// change recorded as a revert (see ``Defaults/revert(toRevision:dryRun:)``). Returns the changes made; with
-    /// `dryRun`, the changes it would make now, from the history and the store's values as they are (without
-    /// the locks), and writes nothing.
+    /// What a revert puts back.
+    enum RevertTarget: Sendable, Equatable {
+        /// The store as it was right after the save recorded at this revision (0: before every save recorded).
+        case revision(Int)
+        /// The store as it was before the last save recorded (of one of the keys, when the revert names keys): the
+        /// last under the locks, as the history read there says, so that an undo racing other writers takes back
+        /// exactly one save, never theirs.
+        case beforeLastSave
+    }
+
+    /// Puts `names` (every recorded key when `nil`) back to what they held at `target`, as one atomic change
+    /// recorded as a revert (see ``Defaults/revert(toRevision:dryRun:)``). Returns the changes made; with `dryRun`,
+    /// the changes it would make now, from the history and the store's values as they are (without the locks),
+    /// and writes nothing.
     ///
     /// - Throws: ``DefaultsError/Code-swift.struct/historyUnavailable`` when the history cannot say what a key
     ///   held then; what ``modify(_:secretNames:as:_:)`` throws. Nothing is written then.
-    func revert(_ names: Set<MemberName>?, toRevision target: Int, dryRun: Bool = false) throws -> [HistoryEntry.Change]
+    func revert(_ names: Set<MemberName>?, to target: RevertTarget, dryRun: Bool = false) throws
+        -> [HistoryEntry.Change]
     {
         // The keys to restore are found from the history before the locks are taken; under them, the history is
-        // read again, and the revert starts over when another writer recorded a save in between.
+        // read again, and the revert starts over (the target found anew) when another writer recorded a save in
+        // between.
         for _ in 0..<8 {
             let history = try readHistory()
             let records = history.records
@@ -52,13 +64,14 @@ extension Store {
                             + "was turned on); nothing was written"
                         : "a store in memory keeps no history; nothing was written", path: path)
             }
-            guard target <= latest else {
+            let revision = try Self.revision(of: target, names: names, in: history, path: path)
+            guard revision <= latest else {
                 throw DefaultsError(
                     .invalidArgument,
-                    "revision \(target) is newer than the last one the history recorded, \(latest); nothing was written",
-                    path: path)
+                    "revision \(revision) is newer than the last one the history recorded, \(latest); nothing was "
+                        + "written", path: path)
             }
-            let wanted = try Self.values(at: target, of: names, in: history, path: path)
+            let wanted = try Self.values(at: revision, of: names, in: history, path: path)
             if wanted.isEmpty { return [] }
             guard wanted.count <= storage.maximumKeysPerUpdate else {
                 throw DefaultsError(
@@ -67,21 +80,23 @@ extension Store {
                         + "(\(storage.maximumKeysPerUpdate)); revert fewer keys (key by key); nothing was written",
                     path: path)
             }
-            let ordered = wanted.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let ordered = wanted.keys.sorted { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) }
             var made: [(name: String, old: [UInt8]?, new: [UInt8]?)] = []
             if dryRun {
-                let stored: [StoredValue] = state.withLock { state in ordered.map { state.cell(named: $0).stored } }
+                let stored: [StoredValue] = state.withLock { state in
+                    ordered.map { state.cell(named: $0.string).stored }
+                }
                 for (name, value) in zip(ordered, stored) {
-                    let current = try fragment(of: value, name: name)
-                    if current != wanted[name]! { made.append((name, current, wanted[name]!)) }
+                    let current = try fragment(of: value, name: name.string)
+                    if current != wanted[name]! { made.append((name.string, current, wanted[name]!)) }
                 }
             } else {
                 do {
-                    try modify(ordered, as: .revert(toRevision: target)) { fragments in
+                    try modify(ordered.map(\.string), as: .revert(toRevision: revision)) { fragments in
                         guard try storage.history().records.map(\.revision).max() == latest else { throw Retry() }
                         made = []
                         for (index, name) in ordered.enumerated() where fragments[index] != wanted[name]! {
-                            made.append((name, fragments[index], wanted[name]!))
+                            made.append((name.string, fragments[index], wanted[name]!))
                             fragments[index] = wanted[name]!
                         }
                     }
@@ -104,19 +119,70 @@ extension Store {
             path: path)
     }
 
+    /// The revision `target` stands for in `history`.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/invalidArgument`` for a revision below 0;
+    ///   ``DefaultsError/Code-swift.struct/historyUnavailable`` when no recorded save changed one of `names`, or
+    ///   a record has a revision no save can have.
+    static func revision(
+        of target: RevertTarget, names: Set<MemberName>?, in history: StorageHistory, path: String?
+    ) throws(DefaultsError) -> Int {
+        switch target {
+        case .revision(let revision):
+            guard revision >= 0 else {
+                throw DefaultsError(
+                    .invalidArgument, "revision \(revision) is below 0, where revisions start; nothing was written",
+                    path: path)
+            }
+            return revision
+        case .beforeLastSave:
+            let last = history.records.last { record in
+                names.map { names in record.changes.contains { names.contains(MemberName($0.name)) } } ?? true
+            }
+            guard let last else {
+                throw DefaultsError(
+                    .historyUnavailable, "the history has no change of the key to undo; nothing was written",
+                    path: path, key: names?.count == 1 ? names!.first!.string : nil)
+            }
+            guard last.revision >= 1 else {
+                throw DefaultsError(
+                    .historyUnavailable,
+                    "the history's last record has revision \(last.revision), which no save can have; nothing was "
+                        + "written", path: path)
+            }
+            return last.revision - 1
+        }
+    }
+
     /// Another writer recorded a save between reading the history and taking the locks.
     private struct Retry: Error {}
 
     /// What each of `names` (every key a record after `target` changed, when `nil`) held at revision `target`:
-    /// the value before the first recorded change after it (`nil`: absent). Keys no record after `target` changed
-    /// are left out: they hold now what they held then.
+    /// the value before the first recorded change after it (`nil`: absent), keyed by the names' bytes (two names
+    /// that differ only in Unicode normalization are two keys). Keys no record after `target` changed are left
+    /// out: they hold now what they held then.
     ///
     /// - Throws: ``DefaultsError/Code-swift.struct/historyUnavailable`` when records after `target` were dropped,
-    ///   or a secret key's value is needed.
+    ///   a line after it holds no record (the history cannot say what its save changed), a record has a revision
+    ///   no save can have, or a secret key's value is needed.
     static func values(
         at target: Int, of names: Set<MemberName>?, in history: StorageHistory, path: String?
-    ) throws(DefaultsError) -> [String: [UInt8]?] {
+    ) throws(DefaultsError) -> [MemberName: [UInt8]?] {
         let records = history.records
+        if let bad = records.first(where: { $0.revision < 1 }) {
+            throw DefaultsError(
+                .historyUnavailable,
+                "the history holds a record of revision \(bad.revision), which no save can have; nothing was written",
+                path: path)
+        }
+        if let unreadable = history.unreadable.first(where: { $0.after >= target }) {
+            let place =
+                unreadable.notice.line.map { " (line \($0) of \(unreadable.notice.path ?? "the history"))" } ?? ""
+            throw DefaultsError(
+                .historyUnavailable,
+                "a line of the history after revision \(target) holds no record\(place), so the history cannot say what "
+                    + "to restore; nothing was written", path: path)
+        }
         guard let oldest = records.first, target < records.last!.revision else { return [:] }
         guard history.isComplete || target >= oldest.revision - 1 else {
             throw DefaultsError(
@@ -124,14 +190,14 @@ extension Store {
                 "history before revision \(oldest.revision) is gone (its records were dropped by the history's "
                     + "bound, or compacted away by etcd); nothing was written", path: path)
         }
-        var values: [String: [UInt8]?] = [:]
-        var seen = Set<MemberName>()
+        var values: [MemberName: [UInt8]?] = [:]
         for record in records where record.revision > target {
             for change in record.changes where names.map({ $0.contains(MemberName(change.name)) }) ?? true {
-                guard seen.insert(MemberName(change.name)).inserted else { continue }
+                let name = MemberName(change.name)
+                guard values[name] == nil else { continue }
                 switch change.old {
-                case .absent: values[change.name] = .some(nil)
-                case .json(let bytes): values[change.name] = .some(bytes)
+                case .absent: values[name] = .some(nil)
+                case .json(let bytes): values[name] = .some(bytes)
                 case .secret:
                     throw DefaultsError(
                         .historyUnavailable,

@@ -26,12 +26,21 @@ package struct StorageHistory: Sendable {
     /// Whether the records go back to the first save ever recorded: none older was dropped by the bound or
     /// compacted away. A revert to a revision before the oldest record is then a revert to before every save.
     package var isComplete: Bool
+    /// The whole lines that hold no record (a line edited into something else), each with the revision of the
+    /// record before it (0: none): the history cannot say what the save such a line stood for changed, so a revert
+    /// past it is refused. A last line a crash cut short is only a notice: its save's record is lost, as a record
+    /// is when a process dies between its save and the record.
+    package var unreadable: [(after: Int, notice: DefaultsError)]
 
     /// A history of these records and notices.
-    package init(records: [HistoryRecord], notices: [DefaultsError] = [], isComplete: Bool) {
+    package init(
+        records: [HistoryRecord], notices: [DefaultsError] = [], isComplete: Bool,
+        unreadable: [(after: Int, notice: DefaultsError)] = []
+    ) {
         self.records = records
         self.notices = notices
         self.isComplete = isComplete
+        self.unreadable = unreadable
     }
 }
 

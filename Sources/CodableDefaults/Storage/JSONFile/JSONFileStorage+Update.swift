@@ -37,10 +37,12 @@ extension JSONFileStorage {
         // A store with its history off neither records nor reads one: a history left from before would let a revert
         // go back over the saves made since, unrecorded (the etcd engine does the same).
         guard options.history.isEnabled else { return StorageHistory(records: [], isComplete: true) }
-        let (records, notices) = try historyLog.read()
+        let read = try historyLog.read()
         // Revisions of a file's history count from 1 without gaps: its oldest record tells whether older ones
         // were dropped.
-        let oldest = records.map(\.revision).min()
-        return StorageHistory(records: records, notices: notices, isComplete: oldest == nil || oldest == 1)
+        let oldest = read.records.map(\.revision).min()
+        return StorageHistory(
+            records: read.records, notices: read.notices, isComplete: oldest == nil || oldest == 1,
+            unreadable: read.unreadable)
     }
 }
