@@ -256,6 +256,37 @@ import Testing
         #expect(try stored(sandbox) == ["a": 1])
     }
 
+    /// `undo --to` past a line of the history that holds no record writes nothing (exit 1, the file unchanged);
+    /// a torn last record (a crash while it was written) is a note, and the undo is made (exit 0).
+    @Test func undoPastAnUnreadableLineWritesNothingAndATornLastRecordIsANote() async throws {
+        let sandbox = try ToolSandbox()
+        try await makeFourSaves(sandbox)
+        let history = sandbox.work.appendingPathComponent(".s.json.history")
+        var lines = try sandbox.text(".s.json.history").split(separator: "\n", omittingEmptySubsequences: false)
+        lines[1] = "this line was edited by hand"
+        try Data(lines.joined(separator: "\n").utf8).write(to: history)
+        let before = try snapshot(sandbox)
+        for dryRun in [[], ["--dry-run"]] {
+            let result = try await sandbox.run(["undo", "s.json", "--to", "0"] + dryRun)
+            #expect(result.status == 1 && result.stdout.isEmpty, "\(dryRun): \(result.stderr)")
+            #expect(result.stderr.contains("\(history.path):2:"), "\(result.stderr)")
+            #expect(result.stderr.contains("nothing was written"), "\(result.stderr)")
+            #expect(!result.stderr.contains("store file"), "\(result.stderr)")
+        }
+        #expect(try snapshot(sandbox) == before)
+
+        // The edited line back as a record, and a record cut short after the last.
+        try Data(
+            (try sandbox.text(".s.json.history").replacingOccurrences(
+                of: "this line was edited by hand\n", with: "") + #"{"revision":5,"ti"#).utf8
+        ).write(to: history)
+        let undone = try await sandbox.run(["undo", "s.json"])
+        #expect(undone.status == 0, "\(undone.stderr)")
+        #expect(undone.stdout == "+ b\t\"x\"\n", "\(undone.stdout)")
+        #expect(undone.stderr.hasPrefix("codable-defaults: note: \(history.path):"), "\(undone.stderr)")
+        #expect(try stored(sandbox) == ["a": 2, "b": "x"])
+    }
+
     @Test func aToThatIsNeitherARevisionNorAUTCTimeIsAUsageError() async throws {
         let sandbox = try ToolSandbox()
         try await makeFourSaves(sandbox)

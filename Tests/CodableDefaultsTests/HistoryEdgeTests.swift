@@ -209,4 +209,16 @@ import Testing
         let error = #expect(throws: DefaultsError.self) { try defaults.revert(to: Date(timeIntervalSince1970: .nan)) }
         #expect(error?.code == .invalidArgument)
     }
+
+    /// Errors of the history file name it as the history file, not as the store file.
+    @Test func errorsOfTheHistoryFileNameTheHistoryFile() throws {
+        let directory = try TemporaryDirectory()
+        let defaults = try openFresh(directory.file())
+        let historyFile = directory.file(".settings.json.history")
+        try FileManager.default.createDirectory(at: historyFile, withIntermediateDirectories: false)
+        let error = #expect(throws: DefaultsError.self) { try defaults.history() }
+        #expect(error?.path == historyFile.path)
+        #expect(error?.message.contains("history path is not a regular file") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("store") == false, "\(String(describing: error))")
+    }
 }

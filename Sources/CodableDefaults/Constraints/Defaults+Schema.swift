@@ -55,7 +55,7 @@ extension Defaults {
         let schema = try schema(for: keys, title: title)
         var bytes = Array(Self.pretty(schema, indent: "").utf8)
         bytes.append(0x0A)
-        let (_, notDurable) = try DurableFile(path: url.path).write(bytes)
+        let (_, notDurable) = try DurableFile(path: url.path, role: "schema").write(bytes)
         if let notDurable { throw notDurable }
     }
 

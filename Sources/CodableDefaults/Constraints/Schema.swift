@@ -80,7 +80,7 @@ extension Defaults {
         ///   path for what ``init(_:)`` refuses.
         public init(contentsOf url: URL) throws(DefaultsError) {
             let path = url.path
-            guard let (bytes, _) = try DurableFile(path: path).read(maxSize: 16 << 20) else {
+            guard let (bytes, _) = try DurableFile(path: path, role: "schema").read(maxSize: 16 << 20) else {
                 throw DefaultsError(.readFailed, "no schema file here", path: path, errno: ENOENT)
             }
             try self.init(bytes: bytes, location: path)

@@ -45,18 +45,21 @@ struct DurableFile: Sendable {
     let name: String
     /// The system calls it makes: the plain ones, or ones a test's ``FaultPlan`` makes fail.
     let system: Syscalls
+    /// What the file is, as its errors name it: `store` ("the store file"), `history`, `local copy`, ...
+    let role: String
 
     /// Creates the file layer for an absolute path, with the system calls installed for the current task
     /// (the plain ones, unless a test installed a ``FaultPlan``). Nothing is touched on disk.
-    init(path: String) {
-        self.init(path: path, system: .installed)
+    init(path: String, role: String = "store") {
+        self.init(path: path, system: .installed, role: role)
     }
 
     /// Creates the file layer for an absolute path, making its system calls through `system`. Nothing is
     /// touched on disk.
-    init(path: String, system: Syscalls) {
+    init(path: String, system: Syscalls, role: String = "store") {
         self.path = path
         self.system = system
+        self.role = role
         if let slash = path.lastIndex(of: "/") {
             let dir = String(path[..<slash])
             directory = dir.isEmpty ? "/" : dir
@@ -87,7 +90,7 @@ struct DurableFile: Sendable {
         if system.stat(path, &info) != 0 {
             let code = Platform.errno
             if code == ENOENT || code == ENOTDIR { return nil }
-            throw failure(.readFailed, "cannot inspect the store file", errno: code)
+            throw failure(.readFailed, "cannot inspect the \(role) file", errno: code)
         }
         return FileIdentity(info)
     }
@@ -102,21 +105,21 @@ struct DurableFile: Sendable {
         if fd < 0 {
             let code = Platform.errno
             if code == ENOENT || code == ENOTDIR { return nil }
-            throw failure(.readFailed, "cannot open the store file", errno: code)
+            throw failure(.readFailed, "cannot open the \(role) file", errno: code)
         }
         defer { _ = system.close(fd) }
         var info = stat()
         if system.fstat(fd, &info) != 0 {
-            throw failure(.readFailed, "cannot inspect the store file", errno: Platform.errno)
+            throw failure(.readFailed, "cannot inspect the \(role) file", errno: Platform.errno)
         }
         guard Platform.isRegular(info.st_mode) else {
             throw DefaultsError(
-                .notARegularFile, "the store path is not a regular file (a directory, FIFO or device)", path: path)
+                .notARegularFile, "the \(role) path is not a regular file (a directory, FIFO or device)", path: path)
         }
         let size = Int(info.st_size)
         guard size <= maxSize else {
             throw DefaultsError(
-                .fileTooLarge, "the store file is \(size) bytes, over the limit of \(maxSize) bytes", path: path)
+                .fileTooLarge, "the \(role) file is \(size) bytes, over the limit of \(maxSize) bytes", path: path)
         }
         var bytes = [UInt8](repeating: 0, count: size + 1)
         var count = 0
@@ -124,7 +127,7 @@ struct DurableFile: Sendable {
             if count == bytes.count {
                 guard bytes.count <= maxSize else {
                     throw DefaultsError(
-                        .fileTooLarge, "the store file grew over the limit of \(maxSize) bytes while being read",
+                        .fileTooLarge, "the \(role) file grew over the limit of \(maxSize) bytes while being read",
                         path: path)
                 }
                 bytes.append(contentsOf: repeatElement(0, count: max(4096, bytes.count)))
@@ -135,7 +138,7 @@ struct DurableFile: Sendable {
             if result < 0 {
                 let code = Platform.errno
                 if code == EINTR { continue }
-                throw failure(.readFailed, "cannot read the store file", errno: code)
+                throw failure(.readFailed, "cannot read the \(role) file", errno: code)
             }
             if result == 0 { break }
             count += result
@@ -150,7 +153,7 @@ struct DurableFile: Sendable {
         if system.stat(directory, &info) == 0 {
             guard Platform.isDirectory(info.st_mode) else {
                 throw DefaultsError(
-                    .writeFailed, "the store's directory is not a directory", path: directory, errno: ENOTDIR)
+                    .writeFailed, "the \(role) file's directory is not a directory", path: directory, errno: ENOTDIR)
             }
             return
         }
@@ -165,7 +168,7 @@ struct DurableFile: Sendable {
             if missing && (component == "." || component == "..") {
                 throw failure(
                     .writeFailed,
-                    "cannot create the store's directory: '\(component)' follows a directory that does not exist",
+                    "cannot create the \(role) file's directory: '\(component)' follows a directory that does not exist",
                     errno: ENOENT, path: directory)
             }
             prefix += "/" + component
@@ -177,7 +180,7 @@ struct DurableFile: Sendable {
             if system.mkdir(current, 0o700) != 0 {
                 let code = Platform.errno
                 if code == EEXIST { continue }
-                throw failure(.writeFailed, "cannot create the store's directory", errno: code, path: current)
+                throw failure(.writeFailed, "cannot create the \(role) file's directory", errno: code, path: current)
             }
         }
     }
@@ -203,7 +206,7 @@ struct DurableFile: Sendable {
         if system.stat(path, &existing) == 0 {
             guard Platform.isRegular(existing.st_mode) else {
                 throw DefaultsError(
-                    .notARegularFile, "the store path is not a regular file (a directory, FIFO or device)",
+                    .notARegularFile, "the \(role) path is not a regular file (a directory, FIFO or device)",
                     path: path)
             }
             mode = existing.st_mode & 0o7777
@@ -212,13 +215,13 @@ struct DurableFile: Sendable {
             }
         } else if Platform.errno != ENOENT {
             // Only a missing file is a new one: any other failure would write the file with mode 0600.
-            throw failure(.writeFailed, "cannot inspect the store file to keep its mode", errno: Platform.errno)
+            throw failure(.writeFailed, "cannot inspect the \(role) file to keep its mode", errno: Platform.errno)
         }
         let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
         let temporary = directory + "/" + temporaryPrefix + String(getpid()) + "." + random + ".tmp"
         let fd = system.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if fd < 0 {
-            throw failure(.writeFailed, "cannot create a temporary file beside the store file", errno: Platform.errno)
+            throw failure(.writeFailed, "cannot create a temporary file beside the \(role) file", errno: Platform.errno)
         }
         var open = true
         func discard() {
@@ -274,7 +277,7 @@ struct DurableFile: Sendable {
         if system.rename(temporary, path) != 0 {
             let code = Platform.errno
             discard()
-            throw failure(.writeFailed, "cannot rename the temporary file over the store file", errno: code)
+            throw failure(.writeFailed, "cannot rename the temporary file over the \(role) file", errno: code)
         }
         let notDurable = syncDirectory()
         // The rename changed the inode's change time: take the identity as it is now (the caller holds the

@@ -8,7 +8,7 @@ package struct LocalCopyFile: Sendable {
 
     /// The file at `path` (absolute). Touches nothing.
     package init(path: String) {
-        file = DurableFile(path: path)
+        file = DurableFile(path: path, role: "local copy")
     }
 
     /// The file's path.

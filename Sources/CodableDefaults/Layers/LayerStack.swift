@@ -134,7 +134,7 @@ struct LoadedLayer: Sendable {
         _ path: String, maxSize: Int
     ) throws(DefaultsError) -> (bytes: [UInt8], identity: FileIdentity)? {
         do {
-            return try DurableFile(path: path).read(maxSize: maxSize)
+            return try DurableFile(path: path, role: "layer").read(maxSize: maxSize)
         } catch {
             let message = error.message.replacing("the store file", with: "the layer's file")
                 .replacing("the store path", with: "the layer's path")

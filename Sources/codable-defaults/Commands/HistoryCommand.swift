@@ -31,7 +31,8 @@ struct HistoryCommand: ToolCommand {
                 + "(sorted by UTF-8 bytes) holds old (left out when the save added the key) and new (left out when "
                 + "it removed it); a secret key's holds only \"secret\": \"added\", \"removed\" or \"changed\".",
             "A history that is empty (nothing saved since it was turned on) prints nothing; the exit status is 0. A "
-                + "record a crash cut short is skipped and named on standard error, and the exit status is 1.",
+                + "line that holds no record (a record a crash cut short, a hand edit) is skipped and named in a note "
+                + "on standard error; it does not change the exit status.",
         ],
         examples: [
             "codable-defaults history settings.json", "codable-defaults history settings.json volume",

@@ -62,9 +62,26 @@ extension Tool {
                 }
             }
         } else {
-            defaults.onError = reporter.handler
+            // A line the history skips (a record a crash cut short, a hand edit) is a note: it stops nothing (a
+            // revert that needs it refuses, and says so), so it does not fail the command.
+            let reporter = reporter.handler
+            defaults.onError = { error in
+                if Self.isHistoryNotice(error) {
+                    Output.printError("codable-defaults: note: \(error)\n")
+                } else {
+                    reporter(error)
+                }
+            }
         }
         openStores.append(defaults)
+    }
+
+    /// Whether `error` is the library's notice of a line its history file skipped (`invalidJSON` naming the
+    /// history file, `.NAME.history` beside the store file).
+    static func isHistoryNotice(_ error: DefaultsError) -> Bool {
+        guard error.code == .invalidJSON, let path = error.path else { return false }
+        let name = path.split(separator: "/").last ?? ""
+        return name.hasPrefix(".") && name.hasSuffix(".history")
     }
 
     /// Writes the store's changes durably; under `--dry-run`, prints them instead (``printDryRun(_:)``).

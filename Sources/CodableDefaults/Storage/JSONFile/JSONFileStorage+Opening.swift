@@ -121,7 +121,7 @@ extension JSONFileStorage {
                     "the migrated file would break the store's limits (\(error.message)); the file is untouched",
                     path: file.path, key: error.key)
             }
-            let backup = try DurableFile(path: file.path + ".v\(version).bak").write(bytes)
+            let backup = try DurableFile(path: file.path + ".v\(version).bak", role: "migration backup").write(bytes)
             if let notDurable = backup.notDurable {
                 // The original is replaced only once its backup is sure to survive a power loss.
                 throw DefaultsError(
