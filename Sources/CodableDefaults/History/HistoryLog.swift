@@ -41,7 +41,8 @@ struct HistoryLog: Sendable {
 
     /// The history of the store file `store`.
     init(of store: DurableFile, limit: Defaults.HistoryLimit, maximumFileSize: Int) {
-        file = DurableFile(path: store.directory + "/." + store.name + ".history", system: store.system, role: "history")
+        file = DurableFile(
+            path: store.directory + "/." + store.name + ".history", system: store.system, role: "history")
         self.limit = limit
         self.maximumFileSize = maximumFileSize
     }

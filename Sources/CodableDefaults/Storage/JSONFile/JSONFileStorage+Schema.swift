@@ -7,7 +7,9 @@
 extension JSONFileStorage {
     /// The schema file beside the store file (``Defaults/schemaURL(forStoreAt:)``), written as the store file is.
     private var schemaFile: DurableFile {
-        DurableFile(path: Defaults.schemaURL(forStoreAt: URL(fileURLWithPath: file.path)).path, system: file.system, role: "schema")
+        DurableFile(
+            path: Defaults.schemaURL(forStoreAt: URL(fileURLWithPath: file.path)).path, system: file.system,
+            role: "schema")
     }
 
     /// The schema file's path.
