@@ -299,3 +299,137 @@ struct EtcdHTTPSTrailerTests {
         #expect(requests.contains("/v3/kv/range"), "\(requests)")
     }
 }
+
+/// A stand-in for etcd's gateway over TLS on 127.0.0.1 that gives the user `reader` a token (password `right`)
+/// and an empty prefix, and answers every watch and put with `307 Temporary Redirect` to a plain-HTTP listener
+/// of its own, on another port. It prints its TLS port, then `request PATH` for each request it is asked, and
+/// `plain PATH AUTHORIZATION` for each request that reaches the plain listener (none must).
+private struct RedirectingServer {
+    static let script = #"""
+        import http.server, json, socketserver, ssl, sys, threading
+
+        class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+            daemon_threads = True
+
+        class Plain(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                print("plain %s %s" % (self.path, self.headers.get("Authorization")), flush=True)
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *arguments):
+                pass
+
+        plain = Server(("127.0.0.1", 0), Plain)
+        threading.Thread(target=plain.serve_forever, daemon=True).start()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                print("request %s" % self.path, flush=True)
+                token = self.headers.get("Authorization")
+                headers = {}
+                if self.path == "/v3/auth/authenticate" and json.loads(body).get("password") == "right":
+                    status, answer = 200, {"header": {"revision": "1"}, "token": "token.reader"}
+                elif self.path == "/v3/kv/range" and token == "token.reader":
+                    status, answer = 200, {"header": {"revision": "1"}}
+                elif self.path in ("/v3/watch", "/v3/kv/put", "/v3/kv/txn"):
+                    status, answer = 307, {}
+                    headers["Location"] = "http://127.0.0.1:%d%s" % (plain.server_address[1], self.path)
+                else:
+                    message = "etcdserver: permission denied"
+                    status, answer = 403, {"error": message, "code": 7, "message": message}
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                self.wfile.flush()
+
+            def log_message(self, *arguments):
+                pass
+
+        server = Server(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(sys.argv[1], sys.argv[2])
+        context.set_alpn_protocols(["http/1.1"])
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """#
+
+    let process: ChildProcess
+    /// `https://127.0.0.1:PORT`.
+    let url: String
+
+    /// Starts the server with `certificate`'s files and waits for its port.
+    init(_ certificate: TestCertificate) throws {
+        let python = try #require(findExecutable("python3"), "this test needs python3")
+        let path = certificate.directory.file("redirecting-server.py").path
+        try Self.script.write(toFile: path, atomically: true, encoding: .utf8)
+        process = try ChildProcess(python, [path, certificate.certificate, certificate.key])
+        let port = try process.readLineBlocking(timeout: 30)
+        guard let port, Int(port) != nil else {
+            throw ChildProcessError(
+                description:
+                    "the redirecting server did not start: \(port ?? "no port"); \(try process.standardError())")
+        }
+        url = "https://127.0.0.1:\(port)"
+    }
+
+    /// Waits until the server is asked for `path` `count` times; returns every line it printed until then.
+    func waitForRequests(to path: String, count: Int) throws -> [String] {
+        var lines: [String] = []
+        while lines.filter({ $0 == "request " + path }).count < count {
+            guard let line = try process.readLineBlocking(timeout: 60) else {
+                throw ChildProcessError(description: "the redirecting server stopped; it printed \(lines)")
+            }
+            lines.append(line)
+        }
+        return lines
+    }
+
+    /// Stops the server and returns the lines it printed since the last wait.
+    func stop() throws -> [String] {
+        process.kill(SIGKILL)
+        let lines = try process.readToEndBlocking(timeout: 30)
+        _ = try process.waitBlocking(timeout: 30)
+        return lines
+    }
+}
+
+@Suite(
+    "Defaults over HTTPS from a server that answers with redirects", .needsOpenSSL, .needsPython,
+    .enabled(if: canGiveAProcessATrustStore, trustStoreMessage))
+struct EtcdHTTPSRedirectTests {
+    /// A watch or a write answered with a redirect to another port is an error naming the endpoint: no request
+    /// ever reaches where the redirect points, so the token goes only to the configured endpoint.
+    @Test func aRedirectIsNeverFollowedAndTheTokenGoesNowhereElse() async throws {
+        let made = try await TestCertificate()
+        let server = try await onThread { try RedirectingServer(made) }
+        let url = server.url
+        let outcome = try await onThread { () throws -> (lines: [String], printed: [String]) in
+            let store = try startTrusting(made.certificate, [url, "myservice/", "--user", "reader", "right"])
+            var lines = [try nextLine(store)]
+            // The watch asks twice (it retries after the refused redirect).
+            var printed = try server.waitForRequests(to: "/v3/watch", count: 2)
+            lines.append(try store.askBlocking("set volume 1"))
+            lines.append(try nextLine(store))
+            printed += try server.waitForRequests(to: "/v3/watch", count: 1)
+            store.kill(SIGKILL)
+            _ = try store.waitBlocking(timeout: 30)
+            return (lines, printed)
+        }
+        let printed = outcome.printed + (try await onThread { try server.stop() })
+        #expect(outcome.lines.first?.hasPrefix("ready") == true, "\(outcome.lines)")
+        #expect(!printed.contains { $0.hasPrefix("plain ") }, "a redirect was followed: \(printed)")
+        let report = outcome.lines.dropFirst().first { $0.hasPrefix("reported ") } ?? ""
+        #expect(report.contains("redirect") && report.contains(url), "\(outcome.lines)")
+    }
+}

@@ -54,6 +54,15 @@ package final class BoundedAnswers: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(tooLarge ? .cancel : .allow)
     }
 
+    /// Refuses every redirect: the 3xx answer itself ends the request, as an error naming the endpoint (a token
+    /// or password goes only to the configured endpoints, never where an answer points).
+    package func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
     package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let tooLarge = calls.withLock { calls -> Bool in
             guard var call = calls[dataTask.taskIdentifier] else { return false }

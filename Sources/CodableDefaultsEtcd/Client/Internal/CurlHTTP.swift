@@ -119,6 +119,8 @@
                             curl.setPointer(handle, Option.url, url),
                             curl.setLong(handle, Option.protocols, scheme),
                             curl.setLong(handle, Option.redirectProtocols, scheme),
+                            // No redirect is followed (libcurl's default, said here): a 3xx is an error.
+                            curl.setLong(handle, Option.followLocation, 0),
                             curl.setLong(handle, Option.noSignal, 1),
                             curl.setLong(handle, Option.post, 1),
                             curl.setLong(handle, Option.postFieldSize, body.count),
@@ -281,6 +283,7 @@
             static let postFields: Int32 = 10_015
             static let httpHeader: Int32 = 10_023
             static let post: Int32 = 47
+            static let followLocation: Int32 = 52
             static let postFieldSize: Int32 = 60
             static let caInfo: Int32 = 10_065
             static let noSignal: Int32 = 99

@@ -42,8 +42,15 @@ extension EtcdError {
         EtcdError(.unreachable, endpoint: endpoint.absoluteString, message: describe(connectionError: error))
     }
 
-    /// The error of a non-200 answer: etcd's JSON error when the body is one, else the body's text.
+    /// The error of a non-200 answer: etcd's JSON error when the body is one, else the body's text; for a redirect
+    /// (3xx, which etcd never answers), that it is one and is not followed.
     static func answer(_ data: Data, status: Int, endpoint: URL, path: String) -> EtcdError {
+        if (300..<400).contains(status) {
+            return EtcdError(
+                .badResponse, endpoint: endpoint.absoluteString,
+                message: "\(path): answered HTTP \(status), a redirect, which is never followed (credentials go only "
+                    + "to the configured endpoints)", httpStatus: status)
+        }
         do {
             let body = try Wire.decoder().decode(Wire.ErrorBody.self, from: data)
             let message = body.message ?? body.error ?? "HTTP \(status) with no message"

@@ -63,6 +63,15 @@ final class WatchConnection: NSObject, URLSessionDataDelegate, WatchTransport, @
         if !reader.received(data) { dataTask.cancel() }
     }
 
+    /// Refuses every redirect: the 3xx answer itself ends the request, as an error naming the endpoint (a token
+    /// or password goes only to the configured endpoints, never where an answer points).
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         session.finishTasksAndInvalidate()
         reader.completed(error.map { EtcdError.connection($0, endpoint: endpoint) })
