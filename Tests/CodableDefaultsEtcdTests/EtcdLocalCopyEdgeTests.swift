@@ -153,6 +153,30 @@ struct EtcdLocalCopyEdgeTests {
             #expect(try String(contentsOf: copy, encoding: .utf8).contains("s3cret"))
         }
     }
+
+    /// A copy path that is a symbolic link (here to a file not made yet) is resolved as a store file's is: the link
+    /// stays a link, the file it names holds the copy, and the lock protects that file, whichever of its names a second store uses.
+    @Test func aCopyPathThatIsALinkWritesItsTargetAndLocksIt() async throws {
+        try await EtcdServer.with { server in
+            let directory = try TemporaryDirectory()
+            let target = directory.file("real/copy.json")
+            try FileManager.default.createDirectory(
+                at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let link = directory.file("link.json")
+            try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: target.path)
+            let urls = server.clientURLs.map { URL(string: $0)! }
+            let defaults = try await Defaults(etcd: urls, prefix: "myservice/", saveMode: .immediate, localCopy: link)
+            defaults.set(JSONValue.number(7), forKey: "volume")
+            try await defaults.save()
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == target.path)
+            #expect(try String(contentsOf: target, encoding: .utf8).contains("volume"), "the target holds the copy")
+            let second = await #expect(throws: DefaultsError.self) {
+                _ = try await Defaults(etcd: urls, prefix: "myservice/", localCopy: target)
+            }
+            #expect(second?.code == .lockTimeout, "\(String(describing: second))")
+            _ = defaults
+        }
+    }
 }
 
 /// Whether no one holds the `flock` lock of the lock file at `path` (a descriptor of this process's own counts as

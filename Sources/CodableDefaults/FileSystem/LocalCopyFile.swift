@@ -6,9 +6,11 @@ package struct LocalCopyFile: Sendable {
     /// The file.
     private let file: DurableFile
 
-    /// The file at `path` (absolute). Touches nothing.
+    /// The file at `path` (absolute), its symbolic links resolved as a store file's are (a link to a file not made
+    /// yet included): writes replace the file a link names, never the link, and the lock is that file's, whichever
+    /// of its names a store uses. Reads nothing but the links.
     package init(path: String) {
-        file = DurableFile(path: path, role: "local copy")
+        file = DurableFile(path: DurableFile.canonicalPath(path), role: "local copy")
     }
 
     /// The file's path.
