@@ -154,6 +154,30 @@ import Testing
         #expect(nulls.kvs?.count == 1 && nulls.kvs?.first?.key == nil && nulls.more == nil)
     }
 
+    /// A revision etcd never gives (below 0, or the largest int64, whose next would overflow) is a refused answer:
+    /// the client and the storage then never compute `revision ± 1` on it.
+    @Test(arguments: ["-1", "-9223372036854775808", "9223372036854775807"])
+    func aRevisionEtcdNeverGivesIsRefused(_ revision: String) throws {
+        let answers: [(String, String)] = [
+            ("header", #"{"header":{"revision":"\#(revision)"}}"#),
+            ("mod_revision", #"{"header":{"revision":"7"},"kvs":[{"key":"YQ==","mod_revision":"\#(revision)"}]}"#),
+            (
+                "create_revision",
+                #"{"header":{"revision":"7"},"kvs":[{"key":"YQ==","create_revision":"\#(revision)"}]}"#
+            ),
+        ]
+        for (field, answer) in answers {
+            let refused = refusal(answer, as: Wire.RangeResponse.self)
+            #expect(refused?.contains("not a revision etcd gives") == true, "\(field): \(String(describing: refused))")
+        }
+        let watch = refusal(
+            #"{"result":{"header":{"revision":"7"},"compact_revision":"\#(revision)"}}"#, as: Wire.WatchMessage.self)
+        #expect(watch?.contains("not a revision etcd gives") == true, "\(String(describing: watch))")
+        #expect(
+            try read(#"{"header":{"revision":"9223372036854775806"}}"#, as: Wire.RangeResponse.self)
+                .header.revision.value == Int64.max - 1)
+    }
+
     @Test func aLargeValueIsReadWhole() throws {
         let bytes = (0..<1_000_000).map { (index: Int) in UInt8(truncatingIfNeeded: index &* 31) }
         let answer = try read(

@@ -129,7 +129,7 @@ extension Wire.Header: WireDecodable {
         var revision: Int64?
         try reader.readObject { (reader, name) throws(WireJSONError) in
             if wireName(name, "revision") {
-                revision = try reader.readOptional { (reader) throws(WireJSONError) in try reader.readInt64() }
+                revision = try reader.readOptional { (reader) throws(WireJSONError) in try reader.readRevision() }
             } else {
                 try reader.skipValue()
             }
@@ -149,11 +149,11 @@ extension Wire.KeyValue: WireDecodable {
                 value = try reader.readOptional { (reader) throws(WireJSONError) in WireBytes(try reader.readBase64()) }
             } else if wireName(name, "mod_revision", "modRevision") {
                 modRevision = try reader.readOptional { (reader) throws(WireJSONError) in
-                    WireInt64(try reader.readInt64())
+                    WireInt64(try reader.readRevision())
                 }
             } else if wireName(name, "create_revision", "createRevision") {
                 createRevision = try reader.readOptional { (reader) throws(WireJSONError) in
-                    WireInt64(try reader.readInt64())
+                    WireInt64(try reader.readRevision())
                 }
             } else if wireName(name, "version") {
                 version = try reader.readOptional { (reader) throws(WireJSONError) in WireInt64(try reader.readInt64())
@@ -180,6 +180,18 @@ extension WireJSONReader {
     /// Reads the header of an answer (`null`: none).
     fileprivate mutating func readHeader() throws(WireJSONError) -> Wire.Header? {
         try readOptional { (reader) throws(WireJSONError) in try Wire.Header(reading: &reader) }
+    }
+
+    /// Reads a revision: an int64 from 0 (a key that has none) up to one below the largest, so that the revision
+    /// after it is one too. Anything else is an answer etcd never gives, refused as the other malformed answers
+    /// are, never taken for a revision that arithmetic on it would overflow.
+    fileprivate mutating func readRevision() throws(WireJSONError) -> Int64 {
+        let start = offset
+        let value = try readInt64()
+        guard value >= 0, value < Int64.max else {
+            throw .syntax("\(value) is not a revision etcd gives (0 up to 2^63 - 2)", at: start)
+        }
+        return value
     }
 
     /// Reads an int64 that may be `null`.
@@ -346,7 +358,9 @@ extension Wire.WatchResult: WireDecodable {
                     var revision: WireInt64?
                     try reader.readObject { (reader, name) throws(WireJSONError) in
                         if wireName(name, "revision") {
-                            revision = try reader.readOptionalInt64()
+                            revision = try reader.readOptional { (reader) throws(WireJSONError) in
+                                WireInt64(try reader.readRevision())
+                            }
                         } else {
                             try reader.skipValue()
                         }
@@ -358,7 +372,9 @@ extension Wire.WatchResult: WireDecodable {
             } else if wireName(name, "canceled") {
                 canceled = try reader.readOptionalBool()
             } else if wireName(name, "compact_revision", "compactRevision") {
-                compactRevision = try reader.readOptionalInt64()
+                compactRevision = try reader.readOptional { (reader) throws(WireJSONError) in
+                    WireInt64(try reader.readRevision())
+                }
             } else if wireName(name, "cancel_reason", "cancelReason") {
                 cancelReason = try reader.readOptionalString()
             } else if wireName(name, "events") {
