@@ -105,6 +105,20 @@ import Testing
         #expect(dry.status == 2 && dry.stdout.isEmpty, "\(dry.stdout) \(dry.stderr)")
     }
 
+    /// An undo that would put back a value the schema refuses is refused as any other write is: exit 2, each
+    /// broken rule named, nothing written (a dry run too); `--no-schema` puts it back.
+    @Test func anUndoIsCheckedLikeEveryOtherWrite() async throws {
+        let sandbox = try await sandboxWithSchema()
+        try await sandbox.expectSuccess(["write", "s.json", "volume", "7", "--no-schema"])
+        try await sandbox.expectSuccess(["write", "s.json", "volume", "0.5"])
+        let rule = #"/volume: 7 must be at most 1 (schema keyword "maximum")"#
+        try await expectRefused(["undo", "s.json"], [rule], in: sandbox)
+        try await expectRefused(["undo", "s.json", "volume", "--dry-run"], [rule], in: sandbox)
+        try await expectRefused(["undo", "s.json", "--to", "1"], [rule], in: sandbox)
+        let unchecked = try await sandbox.run(["undo", "s.json", "--no-schema"])
+        #expect(unchecked.status == 0 && unchecked.stdout == "~ volume\t0.5 → 7\n", "\(unchecked.stderr)")
+    }
+
     @Test func anEditTheSchemaRefusesIsShownAndCanBeEditedAgain() async throws {
         let sandbox = try await sandboxWithSchema()
         let script = sandbox.root.appendingPathComponent("editor.sh")

@@ -127,6 +127,38 @@ extension Defaults {
         return try store.revert([MemberName(name)], to: .beforeLastSave, dryRun: dryRun)
     }
 
+    /// What a revert of the tool goes back to.
+    package enum RevertPoint: Sendable {
+        /// Before the last save recorded (of the key, with one): ``undo(dryRun:)``, ``undo(forKey:dryRun:)``.
+        case beforeLastSave
+        /// Right after the save of this revision: ``revert(toRevision:dryRun:)``.
+        case revision(Int)
+        /// As the store was at this time: ``revert(to:dryRun:)``.
+        case date(Date)
+    }
+
+    /// The reverts and undos above in one call, for the command-line tool, whose `check` sees each key's new value
+    /// (compact JSON; `nil` for a removal) before anything is written, under the locks, and refuses the revert by
+    /// throwing (the tool checks them against the store's schema).
+    ///
+    /// - Throws: What the revert or undo throws, or what `check` throws; nothing is written then.
+    package func revert(
+        forKey name: String?, to point: RevertPoint, dryRun: Bool,
+        check: @escaping (_ changes: [(key: String, value: JSONValue?)]) throws -> Void
+    ) throws -> [HistoryEntry.Change] {
+        if let name, let refusal = refusalIfAny(name) { throw refusal }
+        let names = name.map { Set([MemberName($0)]) }
+        let target: Store.RevertTarget =
+            switch point {
+            case .beforeLastSave: .beforeLastSave
+            case .revision(let revision): .revision(revision)
+            case .date(let date): .revision(try revision(at: date))
+            }
+        return try store.revert(names, to: target, dryRun: dryRun) { changes in
+            try check(changes.map { change in (change.name, try change.new.map { try JSONValueBytes.parse($0) }) })
+        }
+    }
+
     /// The revision the store was at, at `date`: the last recorded at or before it.
     private func revision(at date: Date) throws(DefaultsError) -> Int {
         let history = try store.readHistory()

@@ -45,11 +45,15 @@ extension Store {
     /// the changes it would make now, from the history and the store's values as they are (without the locks),
     /// and writes nothing.
     ///
+    /// `check`, when given, sees each key's new value (compact JSON; `nil` for a removal) before anything is
+    /// written, under the locks (or, with `dryRun`, as the dry run finds them), and refuses the revert by throwing.
+    ///
     /// - Throws: ``DefaultsError/Code-swift.struct/historyUnavailable`` when the history cannot say what a key
-    ///   held then; what ``modify(_:secretNames:as:_:)`` throws. Nothing is written then.
-    func revert(_ names: Set<MemberName>?, to target: RevertTarget, dryRun: Bool = false) throws
-        -> [HistoryEntry.Change]
-    {
+    ///   held then; what ``modify(_:secretNames:as:_:)`` or `check` throws. Nothing is written then.
+    func revert(
+        _ names: Set<MemberName>?, to target: RevertTarget, dryRun: Bool = false,
+        check: ((_ changes: [(name: String, new: [UInt8]?)]) throws -> Void)? = nil
+    ) throws -> [HistoryEntry.Change] {
         // The keys to restore are found from the history before the locks are taken; under them, the history is
         // read again, and the revert starts over (the target found anew) when another writer recorded a save in
         // between.
@@ -90,6 +94,7 @@ extension Store {
                     let current = try fragment(of: value, name: name.string)
                     if current != wanted[name]! { made.append((name.string, current, wanted[name]!)) }
                 }
+                try check?(made.map { ($0.name, $0.new) })
             } else {
                 do {
                     try modify(ordered.map(\.string), as: .revert(toRevision: revision)) { fragments in
@@ -97,8 +102,9 @@ extension Store {
                         made = []
                         for (index, name) in ordered.enumerated() where fragments[index] != wanted[name]! {
                             made.append((name.string, fragments[index], wanted[name]!))
-                            fragments[index] = wanted[name]!
                         }
+                        try check?(made.map { ($0.name, $0.new) })
+                        for (index, name) in ordered.enumerated() { fragments[index] = wanted[name]! }
                     }
                 } catch is Retry {
                     continue

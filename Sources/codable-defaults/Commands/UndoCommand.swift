@@ -9,7 +9,7 @@ struct UndoCommand: ToolCommand {
         origin: .added(),
         abstract: "Undo the last save (or KEY's last change), or go back to --to REVISION or TIME.",
         arguments: [.store, .key("KEY", .optional)],
-        options: StoreLocation.options + StoreLocation.etcdOptions + [
+        options: StoreLocation.options + StoreLocation.etcdOptions + SchemaOptions.options + [
             OptionDeclaration(
                 name: "to", valueName: "REVISION|TIME",
                 summary: "Go back to the store as it was after the save REVISION (0: before the first), or at TIME."),
@@ -32,6 +32,9 @@ struct UndoCommand: ToolCommand {
                 + "recorded: undo the other keys one by one). undo then exits with 1, names the reason and writes "
                 + "nothing. A key the history shows as secret is printed as <secret>, and its change is recorded "
                 + "without its values.",
+            "With a schema (see 'help write'), the values the undo would put back are checked as every other "
+                + "write's are: a value the schema refuses exits with 2, each broken rule on a line, and nothing is "
+                + "written (--no-schema puts them back unchecked).",
             DryRun.helpParagraph
                 + " undo --dry-run computes the changes from the history and the store as they are read, without "
                 + "the lock; a real run reads both again under it.",
@@ -53,6 +56,8 @@ struct UndoCommand: ToolCommand {
     let key: String?
     /// Where to go back to.
     let target: Target
+    /// The schema the values put back are checked against.
+    let schema: SchemaOptions
 
     /// Where `undo` goes back to.
     enum Target: Sendable, Equatable {
@@ -67,6 +72,7 @@ struct UndoCommand: ToolCommand {
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
         location = try StoreLocation(parsing: &arguments)
         key = arguments.takeOptional()
+        schema = try SchemaOptions(parsing: arguments)
         guard let to = arguments.value("to") else {
             target = .last
             return
@@ -88,7 +94,7 @@ struct UndoCommand: ToolCommand {
             try tool.refuseReserved(key)
             try KeyText.checkLength(key)
         }
-        let defaults = try tool.open(location)
+        let defaults = try tool.open(location, schema: schema)
         let history = try tool.history(defaults)
         let secretKeys = HistoryText.secretKeys(in: history)
         try tool.treatAsSecret(secretKeys, in: defaults)
@@ -99,19 +105,20 @@ struct UndoCommand: ToolCommand {
     /// Reverts through the library, under the store's lock; returns the changes it made. With `dryRun`, the
     /// library says what it would change, from the history and the store as they are read, and writes nothing.
     private func revert(_ defaults: Defaults, _ tool: Tool, dryRun: Bool) throws(ToolError) -> [HistoryEntry.Change] {
-        do {
-            switch (target, key) {
-            case (.last, nil): return try defaults.undo(dryRun: dryRun)
-            case (.last, let key?): return try defaults.undo(forKey: key, dryRun: dryRun)
-            case (.revision(let revision), nil): return try defaults.revert(toRevision: revision, dryRun: dryRun)
-            case (.revision(let revision), let key?):
-                return try defaults.revert(forKey: key, toRevision: revision, dryRun: dryRun)
-            case (.time(let date), nil):
-                return try defaults.revert(to: date, dryRun: dryRun)
-            case (.time(let date), let key?):
-                return try defaults.revert(
-                    forKey: key, to: date, dryRun: dryRun)
+        let point: Defaults.RevertPoint =
+            switch target {
+            case .last: .beforeLastSave
+            case .revision(let revision): .revision(revision)
+            case .time(let date): .date(date)
             }
+        do {
+            // The values put back are checked against the store's schema as every other write's are: refused (exit
+            // 2, each broken rule named), nothing is written.
+            return try defaults.revert(forKey: key, to: point, dryRun: dryRun) { changes in
+                try tool.checkSchema(defaults, changes: changes, discarding: false)
+            }
+        } catch let error as ToolError {
+            throw error
         } catch let error as DefaultsError {
             throw ToolError(error)
         } catch {
