@@ -205,6 +205,31 @@ import Testing
         #expect(try sandbox.text(at: URL(fileURLWithPath: count)) == "run\nrun\n")
     }
 
+    @Test func aCopyEditedAgainAfterTheSchemaRefusedItIsReadAfreshAndWritten() async throws {
+        let sandbox = try ToolSandbox()
+        try sandbox.create("s.json", #"{"volume":0.8}"# + "\n")
+        try sandbox.create("rules.json", #"{"type": "object", "properties": {"volume": {"maximum": 1}}}"#)
+        let count = sandbox.root.appendingPathComponent("count").path
+        // The first run writes a value the schema refuses; the second mends it.
+        let editor = try script(
+            "twice.sh",
+            """
+            echo run >> '\(count)'
+            if [ "$(wc -l < '\(count)')" -eq 1 ]; then v=1.5; else v=0.25; fi
+            printf '{"volume": %s}\\n' "$v" > "$1"
+
+            """, in: sandbox)
+        let result = try await run(
+            ["edit", "s.json", "--schema", "rules.json"], environment: self.editor("sh \(editor)"), input: "y\n",
+            in: sandbox)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.stderr.contains(#"/volume: 1.5 must be at most 1 (schema keyword "maximum")"#), "\(result.stderr)")
+        #expect(result.stdout == "~ volume\t0.8 → 0.25\n", "\(result.stdout)")
+        #expect(try sandbox.text("s.json") == "{\n  \"volume\": 0.25\n}\n")
+        #expect(try sandbox.text(at: URL(fileURLWithPath: count)) == "run\nrun\n")
+    }
+
     @Test func aKeyAnotherWriterChangedMeanwhileIsAConflictAndKeepsTheirValue() async throws {
         let sandbox = try ToolSandbox()
         try sandbox.create("s.json", #"{"a":1,"b":2,"c":3}"# + "\n")

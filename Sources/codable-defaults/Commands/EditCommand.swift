@@ -192,16 +192,17 @@ struct EditCommand: ToolCommand {
         } catch {
             throw ToolError(.badFile, error.description)
         }
+        // Not kept open (as `Tool.keep` keeps the stores a command writes): the copy's store goes when this returns,
+        // so that the next attempt, after the schema or anything else refused this one, reads the copy afresh (the
+        // process shares one store per file while one is open).
+        store.onError = tool.reporter.handler
         let members = try tool.storedMembers(store)
         let reserved = Defaults.schemaVersionKey
         if base.first(where: { $0.key == reserved })?.value != members.first(where: { $0.key == reserved })?.value {
-            // Not kept: the store of a refused copy goes now, so that the next attempt reads the copy afresh (the
-            // process shares one store per file while one is open).
             throw ToolError(
                 .badFile,
                 "\(copy.path): \(reserved) is the file's schema version (set by migrations); it cannot be edited")
         }
-        tool.keep(store)
         return members
     }
 
