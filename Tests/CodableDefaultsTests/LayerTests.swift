@@ -88,6 +88,27 @@ import Testing
         #expect(reported.values.map(\.code) == [.decodingFailed], "and reports the error, once")
     }
 
+    /// A layer's value that breaks a rule of its key reads as the default, and the error names the layer it came
+    /// from (the variable, or the layer's file), not the store file.
+    @Test func aLayersValueThatBreaksARuleIsReportedNamingTheLayer() throws {
+        let bounded = Defaults.Key<Double>("volume", default: 0.5, constraints: [.range(0...1)])
+        let dir = try TemporaryDirectory()
+        let environment = try open(dir, overrides: [.environment(["S_VOLUME": "5"], prefix: "S_")])
+        let error = #expect(throws: DefaultsError.self) { try environment.value(for: bounded) }
+        #expect(error?.code == .invalidValue)
+        #expect(error?.path == nil, "\(String(describing: error))")
+        #expect(error?.message.contains("environment variable S_VOLUME, 5,") == true, "\(String(describing: error))")
+
+        let other = try TemporaryDirectory()
+        let etc = other.file("defaults.json")
+        try write(#"{"volume": 7}"#, to: etc)
+        let file = try open(other, fallbacks: [.file(etc)])
+        let fromFile = #expect(throws: DefaultsError.self) { try file.value(for: bounded) }
+        #expect(fromFile?.path == etc.path, "\(String(describing: fromFile))")
+        #expect(fromFile?.message.contains("in the layer file") == true, "\(String(describing: fromFile))")
+        #expect(file[bounded] == 0.5)
+    }
+
     @Test func aSetOfAShadowedKeyWritesTheStoreAndReadsKeepTheOverride() throws {
         let dir = try TemporaryDirectory()
         let defaults = try open(dir, overrides: [.values(["volume": 0.1], label: "ops")])

@@ -166,11 +166,22 @@ extension Defaults {
         }
 
         /// The first rule `value` breaks, as the error a set or a read of it gives; `nil` when it follows every
-        /// rule (or the key has none). A secret key's error shows no part of the value.
-        func violation(of value: Value, stored: Bool, path: @autoclosure () -> String?) -> DefaultsError? {
+        /// rule (or the key has none). A secret key's error shows no part of the value. `source` says where a value
+        /// read came from when not from the store (`the value of the environment variable X`), with `path` then
+        /// the layer's file, if any.
+        func violation(
+            of value: Value, stored: Bool, path: @autoclosure () -> String?, source: String? = nil
+        ) -> DefaultsError? {
             guard let firstBroken, let index = firstBroken(value) else { return nil }
             let broken = constraints[index]
-            let shown = isSecret ? "the value" : "the value \(Defaults.Constraint<Value>.spelled(value))"
+            let spelled = Defaults.Constraint<Value>.spelled(value)
+            let shown =
+                switch (source, isSecret) {
+                case (let source?, true): source
+                case (let source?, false): "\(source), \(spelled),"
+                case (nil, true): "the value"
+                case (nil, false): "the value \(spelled)"
+                }
             let outcome = stored ? "it reads as the key's default and is left as it is" : "nothing was stored"
             return DefaultsError(
                 .invalidValue, "\(shown) is not allowed: it must be \(broken.rule); \(outcome)", path: path(), key: name

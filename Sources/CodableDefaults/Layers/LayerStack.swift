@@ -133,13 +133,7 @@ struct LoadedLayer: Sendable {
     private static func read(
         _ path: String, maxSize: Int
     ) throws(DefaultsError) -> (bytes: [UInt8], identity: FileIdentity)? {
-        do {
-            return try DurableFile(path: path, role: "layer").read(maxSize: maxSize)
-        } catch {
-            let message = error.message.replacing("the store file", with: "the layer's file")
-                .replacing("the store path", with: "the layer's path")
-            throw DefaultsError(error.code, message, path: error.path, key: error.key, errno: error.errno)
-        }
+        try DurableFile(path: path, role: "layer's").read(maxSize: maxSize)
     }
 
     /// Reads a JSON file layer: a missing file is empty; an empty one supplies what it did when `previous` was

@@ -54,7 +54,7 @@ extension Store {
                 {
                     // A value another writer stored (or a layer holds) that breaks a rule of the key reads as the
                     // default, as one that does not decode does.
-                    if key.hasConstraints, let violation = key.violation(of: decoded, stored: true, path: path) {
+                    if key.hasConstraints, let violation = violation(of: decoded, key: key, origin: origin) {
                         throw violation
                     }
                     value = decoded
@@ -96,19 +96,32 @@ extension Store {
             let fragment = try Codec.encode(box.value, key: name, encoder: Codec.makeEncoder(), maxDepth: maxDepth)
             return try Codec.decode(type, from: fragment, key: name, path: path, secret: secret)
         case .raw(let fragment):
-            guard case .layer(let layer) = origin else {
+            guard case .layer(let layer) = origin, let (what, file) = place(of: layer) else {
                 return try Codec.decode(type, from: fragment, key: name, path: path, secret: secret)
             }
-            let (what, file): (String, String?) =
-                switch layer.source {
-                case .environment(let variable): ("the value of the environment variable \(variable)", nil)
-                case .file(let file): ("the value in the layer file", file)
-                case .values(let label): ("the value of the layer \(KeyDescription.quoted(label))", nil)
-                default: ("the value", path)
-                }
             return try Codec.decode(
                 type, from: fragment, key: name, path: file, what: what, secret: secret || layer.isSecret)
         }
+    }
+
+    /// Where a layer's value comes from, as errors about it say it: the words for the value and the file (`nil`:
+    /// no file); `nil` for a layer whose values are the store's own.
+    private func place(of layer: LayerValue) -> (what: String, path: String?)? {
+        switch layer.source {
+        case .environment(let variable): ("the value of the environment variable \(variable)", nil)
+        case .file(let file): ("the value in the layer file", file)
+        case .values(let label): ("the value of the layer \(KeyDescription.quoted(label))", nil)
+        default: nil
+        }
+    }
+
+    /// The first rule of `key` a value read from `origin` breaks, as the error naming where that value came
+    /// from (a layer's variable or file, not the store file); `nil` when it breaks none.
+    private func violation<Value>(of value: Value, key: Defaults.Key<Value>, origin: Origin) -> DefaultsError? {
+        if case .layer(let layer) = origin, let (what, file) = place(of: layer) {
+            return key.violation(of: value, stored: true, path: file, source: what)
+        }
+        return key.violation(of: value, stored: true, path: path)
     }
 
     /// What a read of `key` would give if `stored` were its stored value (a batch's change), outside any
@@ -126,7 +139,7 @@ extension Store {
         do throws(DefaultsError) {
             guard let decoded = try decode(source, as: Value.self, name: key.name, origin: origin, secret: key.isSecret)
             else { return key.defaultValue }
-            if key.hasConstraints, let violation = key.violation(of: decoded, stored: true, path: path) {
+            if key.hasConstraints, let violation = violation(of: decoded, key: key, origin: origin) {
                 throw violation
             }
             return decoded
