@@ -190,9 +190,52 @@ import Testing
         let broken = try await sandbox.run(["check", "s.json"])
         #expect(broken.status == 4)
         #expect(broken.stderr.contains("s.schema.json:3:"), "\(broken.stderr)")
-        try await sandbox.expectSuccess(["write", "s.json", "name", "--string", "b", "--no-schema"])
+        // --no-schema writes unchecked; the schema that cannot be read cannot say which keys are secret: a note.
+        let unchecked = try await sandbox.run(["write", "s.json", "name", "--string", "b", "--no-schema"])
+        #expect(unchecked.status == 0, "\(unchecked.stderr)")
+        #expect(unchecked.stderr.hasPrefix("codable-defaults: note: "), "\(unchecked.stderr)")
         let missing = try await sandbox.run(["check", "s.json", "--schema", "nowhere.json"])
         #expect(missing.status == 4 && missing.stderr.contains("nowhere.json"), "\(missing.stderr)")
+    }
+
+    /// A key the store's schema marks secret is secret for every command: its value is in no output, no error,
+    /// no history record (a rename's under the new name either), no export; `--show-secrets` prints it.
+    @Test func aKeyTheSchemaMarksSecretIsSecretForEveryCommand() async throws {
+        let sandbox = try await sandboxWithSchema()
+        let secret = "s3cret-value"
+        try await sandbox.expectSuccess(["write", "s.json", "token", "--string", secret])
+        try sandbox.create("other.json", #"{"token": "another-s3cret-value"}"# + "\n")
+        var outputs: [String: String] = [:]
+        func run(_ arguments: [String]) async throws -> ToolResult {
+            let result = try await sandbox.run(arguments)
+            outputs[arguments.joined(separator: " ")] = result.stdout + result.stderr
+            return result
+        }
+        let whole = try await run(["read", "s.json"])
+        #expect(whole.status == 0 && whole.stdout.contains("\"<secret>\""), "\(whole.stdout)")
+        #expect(try await run(["read", "s.json", "token"]).status == 1)
+        #expect(try await run(["export", "s.json"]).status == 1)
+        let diff = try await run(["diff", "s.json", "other.json"])
+        #expect(diff.status == 1 && diff.stdout.hasPrefix("~ token\t<secret> → <secret>\n"), "\(diff.stdout)")
+        let dry = try await run(["write", "s.json", "token", "--string", "new-s3cret-value", "--dry-run"])
+        #expect(dry.status == 0 && dry.stdout == "~ token\t<secret> → <secret>\n", "\(dry.stdout)")
+        _ = try await run(["import", "s.json", "other.json", "--dry-run"])
+        try await sandbox.expectSuccess(["write", "s.json", "token", "--string", "second-s3cret-value"])
+        let history = try await run(["history", "s.json"])
+        #expect(history.status == 0 && history.stdout.contains("<secret>"), "\(history.stdout)")
+        _ = try await run(["history", "s.json", "--json"])
+        let undo = try await run(["undo", "s.json", "--dry-run"])
+        #expect(undo.status == 1, "a secret's value cannot be put back: \(undo.stderr)")
+        try await sandbox.expectSuccess(["rename", "s.json", "token", "credential"])
+        _ = try await run(["read", "s.json"])
+        _ = try await run(["history", "s.json"])
+        for (command, output) in outputs {
+            #expect(!output.contains("s3cret"), "\(command) printed a secret: \(output)")
+        }
+        let records = try sandbox.text(".s.json.history")
+        #expect(!records.contains("s3cret"), "the history holds a secret: \(records)")
+        let shown = try await sandbox.run(["read", "s.json", "credential", "--show-secrets"])
+        #expect(shown.status == 0 && shown.stdout == "\"second-s3cret-value\"\n", "\(shown.stdout) \(shown.stderr)")
     }
 
     @Test func describeSaysWhatEachKeyIsAndWhereItsValueComesFrom() async throws {

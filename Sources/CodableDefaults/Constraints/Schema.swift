@@ -130,12 +130,16 @@ extension Defaults {
             return properties[name]
         }
 
-        /// Whether the key `name`'s schema marks it secret (`"x-secret": true`): its values are then quoted in no
-        /// violation.
+        /// Whether the key `name`'s schema marks it secret: its values are then quoted in no violation. Any
+        /// `"x-secret"` but `false` marks it (`true`, and also `"yes"` or `1`: a mark meant to hide a value is
+        /// never read as not hiding it).
         public func isSecret(_ name: String) -> Bool {
             guard case .object(let members) = property(named: name) else { return false }
-            return members["x-secret"] == .bool(true)
+            return SchemaNode.marksSecret(members["x-secret"])
         }
+
+        /// The keys the schema marks secret (``isSecret(_:)``), sorted by UTF-8 bytes.
+        public var secretKeyNames: [String] { keyNames.filter(isSecret) }
 
         /// Whether the schema lists the key `name` among its top-level `properties`: what `check --strict` asks of
         /// every stored key (a key it does not list is allowed unless the schema says `additionalProperties:

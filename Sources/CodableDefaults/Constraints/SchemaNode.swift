@@ -30,7 +30,14 @@ final class SchemaNode: Sendable {
     let uniqueItems: Bool
     /// The schema of every element of an array (`items`), or `nil` for any.
     let items: SchemaNode?
-    /// Whether the schema marks its value secret (`"x-secret": true`).
+    /// Whether an `"x-secret"` value marks a value secret: any but `false` (or none). A mark meant to hide a value
+    /// is never read as not hiding it.
+    static func marksSecret(_ mark: JSONValue?) -> Bool {
+        guard let mark else { return false }
+        return mark != .bool(false)
+    }
+
+    /// Whether the schema marks its value secret (`"x-secret"` other than `false`).
     let isSecret: Bool
     /// The schemas of named members (`properties`).
     let properties: [String: SchemaNode]
@@ -52,7 +59,7 @@ final class SchemaNode: Sendable {
         default:
             throw Problem(message: "the schema at \(Self.place(pointer)) is \(json), not an object, true or false")
         }
-        isSecret = members["x-secret"] == .bool(true)
+        isSecret = Self.marksSecret(members["x-secret"])
         for name in members.keys where !Defaults.Schema.checkedKeywords.contains(name) {
             guard Defaults.Schema.ignoredKeywords.contains(name) || name.hasPrefix("x-") else {
                 throw Problem(

@@ -262,7 +262,7 @@ extension Defaults {
     /// - Throws: ``DefaultsError`` when an unsaved value does not encode (`encodingFailed`), or a value is an
     ///   object with two names that `JSONValue` cannot tell apart (`decodingFailed`).
     public func layeredValues(forKey name: String) throws(DefaultsError) -> [LayeredValue] {
-        try layeredValues(of: name, secret: false)
+        try layeredValues(of: name, secret: store.isSecret(name))
     }
 
     /// Every value `key` has, in lookup order, as ``layeredValues(forKey:)`` lists them; when the key is secret

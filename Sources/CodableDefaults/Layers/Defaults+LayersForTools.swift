@@ -9,3 +9,19 @@ extension Defaults {
     /// Thread-safe; reads no value.
     public var effectiveKeys: [String] { store.effectiveNames }
 }
+
+extension Defaults {
+    /// Makes `names` secret for this store, as a key made with `secret: true` is: their values are withheld from
+    /// every history record this store writes (a rename's under its new name too), from its errors, and from
+    /// ``layeredValues(forKey:)``. For a program that declares no keys (the command-line tool), which learns
+    /// which keys are secret from the store's schema and history. Thread-safe; lasts for the store's life.
+    package func markSecret(_ names: [String]) {
+        store.markSecret(names)
+    }
+
+    /// Whether `name` is secret for this store: a key declared so, marked by ``markSecret(_:)``, or marked secret
+    /// by a history record this store has read. Thread-safe.
+    package func isSecret(forKey name: String) -> Bool {
+        store.isSecret(name)
+    }
+}

@@ -273,4 +273,10 @@ extension Store {
             for name in names { state.cell(named: name).isSecret = true }
         }
     }
+
+    /// Whether `name` is secret for this store: a key declared so, or a name marked so (``markSecret(_:)``, the
+    /// history).
+    func isSecret(_ name: String) -> Bool {
+        state.withLock { $0.existingCell(named: name)?.isSecret ?? false }
+    }
 }

@@ -390,6 +390,7 @@ extension EtcdStorage {
         _ batch: [(key: [UInt8], value: OfflineChange)], _ current: [(keyValue: EtcdKeyValue?, revision: Int64)]
     ) {
         var conflicts: [DefaultsError] = []
+        let schemaSecrets = secretNamesOfSchema()
         let signal = state.withLock { state in
             var changed = false
             for ((name, change), (keyValue, readRevision)) in zip(batch, current) {
@@ -425,8 +426,11 @@ extension EtcdStorage {
                 func shown(_ value: [UInt8]?) -> String {
                     value.map { String(decoding: $0, as: UTF8.self) } ?? "no value"
                 }
+                // Secret when the change was made by a store that knew it so, or the prefix's schema marks it (a
+                // schema that cannot be read withholds every value).
+                let secret = change.secret || schemaSecrets.map { $0.contains(text) } ?? true
                 let both =
-                    change.secret
+                    secret
                     ? "(values withheld: the key is secret)"
                     : "(the kept change: \(shown(change.value)); etcd's: \(shown(theirs)))"
                 let what =
@@ -451,6 +455,17 @@ extension EtcdStorage {
             return conflicts.isEmpty && !changed ? nil : state.signal
         }
         if let (signal, queue) = signal { queue.async(execute: signal) }
+    }
+
+    /// The keys the prefix's schema as last read (kept in the copy) marks secret: none without a schema, `nil`
+    /// when it cannot be read (then no key can be told not secret).
+    private func secretNamesOfSchema() -> Set<String>? {
+        guard let bytes = state.withLock({ $0.schema }) else { return [] }
+        do {
+            return Set(try Defaults.Schema(parsing: String(decoding: bytes, as: UTF8.self)).secretKeyNames)
+        } catch {
+            return nil
+        }
     }
 
     /// After an outage: sends the kept changes, reads the prefix again for the store (which tells observers what

@@ -50,7 +50,7 @@ struct CheckCommand: ToolCommand {
     }
 
     func run(in tool: Tool) throws(ToolError) {
-        let defaults = try tool.open(location)
+        let defaults = try tool.open(location, schema: schema)
         let path = tool.path(of: defaults)
         if defaults.url != nil {
             var isDirectory: ObjCBool = false
@@ -65,7 +65,7 @@ struct CheckCommand: ToolCommand {
         if !unreadable.isEmpty { throw ToolError(.badFile, unreadable.joined(separator: "\n")) }
         let members = try tool.storedMembers(defaults, includingReserved: false)
         let counted = "\(members.count) \(members.count == 1 ? "key" : "keys")"
-        guard let inEffect = try tool.loadSchema(for: defaults, schema) else {
+        guard let inEffect = tool.schema(of: defaults) else {
             if strict {
                 throw .usage(
                     "--strict reports the keys the schema does not list, and \(path) has no schema "

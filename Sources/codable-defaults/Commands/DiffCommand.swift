@@ -63,7 +63,11 @@ struct DiffCommand: ToolCommand {
             throw ToolError(opening: error)
         }
         tool.keep(otherStore)
-        let lines = DiffText.lines(from: try tool.storedMembers(defaults), to: try tool.storedMembers(otherStore))
+        try tool.learnSecrets(of: otherStore, schema: nil)
+        // A key secret in either store is secret in the diff.
+        let lines = DiffText.lines(
+            from: try tool.storedMembers(defaults), to: try tool.storedMembers(otherStore),
+            isSecret: { defaults.isSecret(forKey: $0) || otherStore.isSecret(forKey: $0) })
         try Output.print(lines.joined())
         // Text that is not JSON in etcd is no stored member, yet it is there: said, and the diff fails.
         let unreadable = defaults.engine.unreadableNames().compactMap {

@@ -48,8 +48,9 @@ struct ExportCommand: ToolCommand {
 
     func run(in tool: Tool) throws(ToolError) {
         let defaults = try tool.open(location, layers: layers)
+        // A secret key's value is exported only with --show-secrets, as a secret layer's is.
         let members =
-            layers.isEmpty
+            layers.isEmpty && (layers.showSecrets || !tool.holdsSecrets(defaults))
             ? try tool.storedMembers(defaults)
             : try tool.effectiveMembers(defaults, secrets: layers.showSecrets ? .shown : .refused).members
         let text = JSONText.storeFile(members)

@@ -40,16 +40,18 @@ struct ReadCommand: ToolCommand {
     }
 
     func run(in tool: Tool) throws(ToolError) {
-        if layers.isEmpty {
-            try readStored(tool)
+        let defaults = try tool.open(location, layers: layers)
+        // A secret key's value goes through the layered reads, which refuse or mask it (without --show-secrets).
+        let secret = key.map { defaults.isSecret(forKey: $0) } ?? tool.holdsSecrets(defaults)
+        if layers.isEmpty && (!secret || layers.showSecrets) {
+            try readStored(defaults, tool)
         } else {
-            try readLayered(tool)
+            try readLayered(defaults, tool)
         }
     }
 
     /// The stored members, or KEY's stored value.
-    private func readStored(_ tool: Tool) throws(ToolError) {
-        let defaults = try tool.open(location)
+    private func readStored(_ defaults: Defaults, _ tool: Tool) throws(ToolError) {
         guard let key else {
             try Output.print(JSONText.pretty(members: try tool.storedMembers(defaults)) + "\n")
             // Text that is not JSON in etcd is no stored member, yet it is there: said, and the read fails.
@@ -73,8 +75,7 @@ struct ReadCommand: ToolCommand {
     }
 
     /// The effective value of KEY, or every listed key's effective value.
-    private func readLayered(_ tool: Tool) throws(ToolError) {
-        let defaults = try tool.open(location, layers: layers)
+    private func readLayered(_ defaults: Defaults, _ tool: Tool) throws(ToolError) {
         if let key {
             let value = try tool.effectiveValue(defaults, key: key, secrets: layers.showSecrets ? .shown : .refused)
             try Output.print(JSONText.compact(value) + "\n")

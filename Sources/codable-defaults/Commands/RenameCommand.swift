@@ -45,6 +45,8 @@ struct RenameCommand: ToolCommand {
             try KeyText.checkLength(key)
         }
         let defaults = try tool.open(location, schema: schema)
+        // A secret value stays secret under its new name: recorded without its values, never printed.
+        if defaults.isSecret(forKey: old) { defaults.markSecret([new]) }
         // Keys are compared byte for byte, as the store compares them.
         let keys = old.utf8.elementsEqual(new.utf8) ? [old] : [old, new]
         try tool.update(defaults, keys: keys) { (values) throws(ToolError) in

@@ -28,17 +28,24 @@ enum DiffText {
 
     /// The lines from the members of `old` to those of `new`, each list sorted by the keys' UTF-8 bytes (as
     /// ``Tool/storedMembers(_:includingReserved:)`` gives them), each line ending with a newline.
+    /// The values of the keys `isSecret` says are secret are written `<secret>`: the line says that such a key
+    /// was added, removed or changed, never its values.
     static func lines(
-        from old: [(key: String, value: JSONValue)], to new: [(key: String, value: JSONValue)]
+        from old: [(key: String, value: JSONValue)], to new: [(key: String, value: JSONValue)],
+        isSecret: (String) -> Bool = { _ in false }
     ) -> [String] {
-        lines(changes(from: old, to: new))
+        lines(changes(from: old, to: new), isSecret: isSecret)
     }
 
     /// The line of each change, in the order given, each ending with a newline (a change with neither value
-    /// has none).
-    static func lines(_ changes: [Change]) -> [String] {
+    /// has none); the values of the keys `isSecret` says are secret written `<secret>`.
+    static func lines(_ changes: [Change], isSecret: (String) -> Bool = { _ in false }) -> [String] {
         changes.compactMap { change in
-            line(change.key, change.old.map(JSONText.compact), change.new.map(JSONText.compact))
+            let secret = isSecret(change.key)
+            func shown(_ value: JSONValue?) -> String? {
+                value.map { secret ? Tool.secretPlaceholder : JSONText.compact($0) }
+            }
+            return line(change.key, shown(change.old), shown(change.new))
         }
     }
 

@@ -9,7 +9,7 @@ extension Tool {
     func printDryRun(_ defaults: Defaults) throws(ToolError) {
         let before = dryRunSnapshots[ObjectIdentifier(defaults)] ?? []
         let after = try storedOnlyMembers(defaults)
-        try Output.print(DiffText.lines(from: before, to: after).joined())
+        try Output.print(DiffText.lines(from: before, to: after, isSecret: { defaults.isSecret(forKey: $0) }).joined())
     }
 
     /// Every stored key and value of `defaults`, with the reserved schema-version member when the file has

@@ -42,6 +42,7 @@ extension Tool {
             }
         }
         if let schema { try loadSchema(for: defaults, schema) }
+        try learnSecrets(of: defaults, schema: schema)
         if isDryRun { dryRunSnapshots[ObjectIdentifier(defaults)] = try storedOnlyMembers(defaults) }
         return defaults
     }
