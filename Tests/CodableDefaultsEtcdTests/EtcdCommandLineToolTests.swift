@@ -133,6 +133,29 @@ struct EtcdCommandLineToolTests {
         }
     }
 
+    /// A conflict note about a key the prefix's schema marks secret quotes neither value.
+    @Test(.needsEtcd) func aConflictOfAKeyTheSchemaMarksSecretQuotesNoValue() async throws {
+        try await EtcdServer.with { server in
+            let urls = server.clientURLs.map { URL(string: $0)! }
+            let publisher = try await Defaults(etcd: urls, prefix: "myservice/")
+            try publisher.publishSchema(for: [Defaults.Key<String?>("tok", secret: true)])
+            let directory = try TemporaryDirectory()
+            let copy = directory.file("copy.json").path
+            let store = [
+                "--etcd", server.clientURLs.joined(separator: ","), "--prefix", "myservice/", "--etcd-cache", copy,
+            ]
+            #expect(try await tool(["write"] + store + ["tok", "--string", "first-s3cret"]).status == .exited(0))
+            for member in server.members { try await server.kill(member) }
+            let kept = try await toolWithErrors(["write"] + store + ["tok", "--string", "mine-s3cret"])
+            #expect(kept.status == .exited(0), "\(kept.errors)")
+            for member in server.members { try await server.restart(member) }
+            _ = try await server.etcdctl(["put", "myservice/tok", #""theirs-s3cret""#])
+            let next = try await toolWithErrors(["keys"] + store)
+            #expect(next.errors.contains("conflict") || next.errors.contains("another writer"), "\(next.errors)")
+            #expect(!next.errors.contains("s3cret") && !kept.errors.contains("s3cret"), "\(next.errors)")
+        }
+    }
+
     @Test(.needsEtcd) func writeReadKeysAndWatchWorkOnAPrefix() async throws {
         try await EtcdServer.with { server in
             let store = ["--etcd", server.clientURLs.joined(separator: ","), "--prefix", "myservice/"]
