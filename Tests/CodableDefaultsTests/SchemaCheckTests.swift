@@ -274,6 +274,29 @@ private func refusal(_ json: String) -> DefaultsError? {
         #expect(secret.violations(of: "swordfish", forKey: decomposed).map(\.value) == [nil])
     }
 
+    /// A rule broken inside a secret value is reported at the secret key, its place inside withheld: no member
+    /// name or element index of the value appears in the violation.
+    @Test func aRuleBrokenInsideASecretValueNamesOnlyTheSecretKey() throws {
+        let schema = try Defaults.Schema(
+            parsing: #"""
+                {"properties": {"tok": {"x-secret": true, "type": "object", "additionalProperties": false,
+                "properties": {"items": {"items": {"type": "integer"}}}}}}
+                """#)
+        let value: JSONValue = ["LEAKNAME": "LEAKVALUE", "items": [1, "LEAKELEMENT"]]
+        for violations in [schema.violations(of: ["tok": value]), schema.violations(of: value, forKey: "tok")] {
+            #expect(violations.count == 2, "\(violations)")
+            for violation in violations {
+                #expect(violation.path == ["tok"], "\(violation)")
+                #expect(!violation.description.contains("LEAK"), "\(violation)")
+                #expect(violation.description.contains("inside"), "\(violation)")
+            }
+        }
+        // "x-secret" other than true marks it secret too.
+        let marked = try Defaults.Schema(parsing: #"{"properties": {"tok": {"x-secret": "yes", "maxLength": 2}}}"#)
+        #expect(marked.isSecret("tok") && marked.secretKeyNames == ["tok"])
+        #expect(marked.violations(of: "LEAKVALUE", forKey: "tok").map(\.value) == [nil])
+    }
+
     @Test func nestedPathsAndPointersEscapeTildeAndSlash() throws {
         let schema = try Defaults.Schema(
             parsing: #"""

@@ -42,6 +42,29 @@ import Testing
                 ])
     }
 
+    /// A secret key's schema tells none of its values: no default, no allowed values (`enum`), no shape of its
+    /// default; its rules that would tell them are named in `x-rules`.
+    @Test func aSecretKeysSchemaTellsNoneOfItsValues() throws {
+        struct Credentials: Codable, Sendable, Equatable {
+            var LEAKMEMBER: String
+        }
+        let keys: [Defaults.AnyKey] = [
+            Defaults.Key<String>(
+                "mode", default: "LEAKDEFAULT", constraints: [.oneOf(["LEAKDEFAULT", "LEAKOTHER"])], secret: true),
+            Defaults.Key<Credentials>("credentials", default: Credentials(LEAKMEMBER: "x"), secret: true),
+        ]
+        let text = Defaults.pretty(try Defaults.schema(for: keys, title: nil), indent: "")
+        #expect(!text.contains("LEAK"), "\(text)")
+        let schema = try Defaults.Schema(parsing: text)
+        #expect(schema.isSecret("mode") && schema.isSecret("credentials"))
+        guard case .object(let mode)? = schema.property(named: "mode") else {
+            Issue.record("no property mode")
+            return
+        }
+        #expect(mode["type"] == "string" && mode["enum"] == nil && mode["default"] == nil)
+        #expect(mode["x-rules"] == ["one of the values the program allows (withheld: the key is secret)"])
+    }
+
     @Test func writeSchemaWritesItBesideTheStoreByTheDocumentedName() throws {
         let directory = try TemporaryDirectory()
         let url = Defaults.schemaURL(forStoreAt: directory.file("settings.json"))

@@ -11,8 +11,9 @@ extension Defaults {
     /// The JSON Schema (draft 2020-12) of a store file holding `keys`, generated from the keys: for each key a
     /// property with its type (from the key's value type and the encoding of its default), its constraints
     /// (`minimum`, `maximum`, `minLength`, `maxLength`, `minItems`, `maxItems`, `enum`; a `CaseIterable` enum's
-    /// cases as `enum`), its summary (`description`), its default (`default`, left out for a secret key), and
-    /// `"x-secret": true` for a secret key. A rule of your own (``Constraint/custom(_:_:)``) has no schema
+    /// cases as `enum`), its summary (`description`), its default (`default`), and `"x-secret": true` for a secret
+    /// key, whose property tells none of its values (no default, no shape taken from it, no allowed values: those
+    /// rules are named in `x-rules`). A rule of your own (``Constraint/custom(_:_:)``) has no schema
     /// keyword: the schema says it only in the property's `x-rules`.
     ///
     /// Editors and CI can check a settings file with any JSON Schema validator against it. The schema lists the
@@ -97,12 +98,18 @@ extension Defaults.Key {
             }
         }
         let valueType = SchemaType.unwrapped(Value.self)
-        let encodedDefault = isNil(defaultValue) ? nil : try json(defaultValue)
+        // A secret key's schema tells no value: not its default, nor the shape of it, nor the values it may hold.
+        let encodedDefault = isNil(defaultValue) || isSecret ? nil : try json(defaultValue)
         property.merge(SchemaType.describe(valueType, example: encodedDefault)) { current, _ in current }
-        if let cases = SchemaType.cases(of: valueType) { property["enum"] = .array(cases) }
-        if let encodedDefault, !isSecret { property["default"] = encodedDefault }
+        if !isSecret, let cases = SchemaType.cases(of: valueType) { property["enum"] = .array(cases) }
+        if let encodedDefault { property["default"] = encodedDefault }
         var rules: [JSONValue] = []
         for constraint in constraints {
+            let tellsValues = constraint.keywords.contains { $0.name == "enum" || $0.name == "const" }
+            if isSecret && tellsValues {
+                rules.append(.string("one of the values the program allows (withheld: the key is secret)"))
+                continue
+            }
             if constraint.keywords.isEmpty { rules.append(.string(constraint.rule)) }
             for (keyword, value) in constraint.keywords { property[keyword] = try json(value) }
         }

@@ -180,12 +180,18 @@ final class SchemaNode: Sendable {
     }
 
     /// Adds to `found` every rule `value`, at `path`, breaks; a `secret` value (or one this schema marks secret)
-    /// is quoted in none, and neither is a value holding one (an object or array with a secret part).
-    func check(_ value: JSONValue, at path: [String], secret: Bool, into found: inout [Defaults.Schema.Violation]) {
+    /// is quoted in none, and neither is a value holding one (an object or array with a secret part). A rule
+    /// broken inside a secret value is reported at the secret value's path (`secretRoot`), its own withheld: a
+    /// member's name or an element's place would tell of the value.
+    func check(
+        _ value: JSONValue, at path: [String], secret: Bool, secretRoot: [String]? = nil,
+        into found: inout [Defaults.Schema.Violation]
+    ) {
         let secret = secret || isSecret
+        let root = secretRoot ?? (secret ? path : nil)
         func broken(_ keyword: String, _ rule: String) {
             let quoted = secret || holdsSecret(value) ? nil : Self.shown(value)
-            found.append(Defaults.Schema.Violation(path: path, keyword: keyword, rule: rule, value: quoted))
+            found.append(Self.violation(at: path, root: root, keyword: keyword, rule: rule, value: quoted))
         }
         guard allowsValue else { return broken("false", "absent (the schema allows nothing here)") }
         if let types, !types.contains(where: { Self.matches(value, type: $0) }) {
@@ -215,7 +221,7 @@ final class SchemaNode: Sendable {
             if uniqueItems, Self.repeats(elements) { broken("uniqueItems", "without repeated elements") }
             if let items {
                 for (index, element) in elements.enumerated() {
-                    items.check(element, at: path + [String(index)], secret: secret, into: &found)
+                    items.check(element, at: path + [String(index)], secret: secret, secretRoot: root, into: &found)
                 }
             }
         case .object(let members):
@@ -227,17 +233,30 @@ final class SchemaNode: Sendable {
             }
             for name in required where Self.exactly(name, in: members) == nil {
                 found.append(
-                    Defaults.Schema.Violation(
-                        path: path, keyword: "required", rule: "an object with \(Self.quoted(name))"))
+                    Self.violation(
+                        at: path, root: root, keyword: "required", rule: "an object with \(Self.quoted(name))",
+                        value: nil))
             }
             for name in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
                 // A member's schema may mark it secret (a key's, or a member's at any depth): its check says so.
                 let secretMember = secret || marksSecret(name)
-                member(name).check(members[name] ?? .null, at: path + [name], secret: secretMember, into: &found)
+                member(name).check(
+                    members[name] ?? .null, at: path + [name], secret: secretMember, secretRoot: root, into: &found)
             }
         case .null, .bool:
             break
         }
+    }
+
+    /// A broken rule at `path`; inside a secret value (below `root`), at `root`, saying only that it is inside.
+    private static func violation(
+        at path: [String], root: [String]?, keyword: String, rule: String, value: String?
+    ) -> Defaults.Schema.Violation {
+        guard let root, path.count > root.count else {
+            return Defaults.Schema.Violation(path: path, keyword: keyword, rule: rule, value: value)
+        }
+        return Defaults.Schema.Violation(
+            path: root, keyword: keyword, rule: "\(rule) inside (where is withheld: the value is secret)", value: nil)
     }
 
     /// Whether a part of `value` (a member or element, at any depth) has a schema here that marks it secret: a
