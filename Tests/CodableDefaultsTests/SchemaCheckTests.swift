@@ -231,9 +231,10 @@ private func refusal(_ json: String) -> DefaultsError? {
         #expect(try broken(#"{"type": "integer"}"#, "1e-9223372036854775808") != [])
     }
 
-    @Test func aCountTooLargeForIntIsRefusedNotACrash() throws {
-        let error = refusal(#"{"maxLength": 1e9223372036854775807}"#)
-        #expect(error?.code == .invalidArgument)
+    @Test func aCountTooLargeForIntIsReadAsBeyondEveryCountNotACrash() throws {
+        #expect(refusal(#"{"maxLength": 1e9223372036854775807}"#) == nil)
+        #expect(try broken(#"{"maxLength": 1e9223372036854775807}"#, #""abc""#).isEmpty)
+        #expect(try broken(#"{"minLength": 1e9223372036854775807}"#, #""abc""#).count == 1)
         let huge = try JSONNumber(parsing: "1e9223372036854775807")
         #expect(huge.intValue == nil && huge.int64Value == nil && huge.uint64Value == nil)
     }
@@ -460,7 +461,10 @@ private func refusal(_ json: String) -> DefaultsError? {
             (#"{"type": [1]}"#, #""type" at the top level must be a type name or a list of them"#),
             (#"{"type": {}}"#, #""type" at the top level must be a type name"#),
             (#"{"enum": 1}"#, #""enum" at the top level must be an array"#),
-            (#"{"enum": [1], "const": 1}"#, #"has both "enum" and "const""#),
+            (#"{"type": []}"#, #""type" at the top level must be a type name or a non-empty list of distinct ones"#),
+            (#"{"type": ["string", "string"]}"#, "a non-empty list of distinct ones"),
+            (#"{"required": ["a", "a"]}"#, #""required" at the top level must be a list of distinct names"#),
+            (#"{"minLength": -1e20}"#, "a whole number of at least 0"),
             (#"{"required": "a"}"#, #""required" at the top level must be a list of names"#),
             (#"{"required": [1]}"#, #""required" at the top level must be a list of names"#),
             (#"{"uniqueItems": 1}"#, #""uniqueItems" at the top level must be true or false"#),
@@ -477,6 +481,13 @@ private func refusal(_ json: String) -> DefaultsError? {
         }
         // A count written with a zero fraction is a whole number.
         #expect(try broken(#"{"minLength": 2.0}"#, #""a""#).count == 1)
+        // Valid 2020-12 the checker reads: counts beyond Int64, enum with const (both apply).
+        #expect(try broken(#"{"maxLength": 1e20}"#, #""abc""#).isEmpty)
+        #expect(try broken(#"{"minLength": 1e20}"#, #""abc""#).count == 1)
+        #expect(try broken(#"{"minItems": 100000000000000000000}"#, "[1]").map { $0.contains("minItems") } == [true])
+        #expect(try broken(#"{"enum": [1, 2], "const": 1}"#, "1").isEmpty)
+        #expect(try broken(#"{"enum": [1, 2], "const": 1}"#, "2").map { $0.contains(#""const""#) } == [true])
+        #expect(try broken(#"{"enum": [2], "const": 1}"#, "1").count == 1, "together they allow nothing")
     }
 
     @Test func annotationsAndExtensionKeywordsAreIgnored() throws {

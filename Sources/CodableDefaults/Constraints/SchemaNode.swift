@@ -79,20 +79,26 @@ final class SchemaNode: Sendable {
         }
         func count(_ keyword: String) throws(Problem) -> Int? {
             guard let value = members[keyword] else { return nil }
-            guard case .number(let number) = value, let count = number.intValue, count >= 0 else {
+            guard case .number(let number) = value, number.isWhole, JSONNumber.order(number, 0) >= 0 else {
                 throw bad(keyword, "a whole number of at least 0")
             }
-            return count
+            // A count beyond `Int` (`1e20`) is beyond every count a value can have: the largest `Int` is the same.
+            return number.intValue ?? Int.max
         }
 
         switch members["type"] {
         case nil: types = nil
         case .string(let name)?: types = [name]
         case .array(let names)?:
-            types = try names.map { (name) throws(Problem) -> String in
+            let listed = try names.map { (name) throws(Problem) -> String in
                 guard case .string(let name) = name else { throw bad("type", "a type name or a list of them") }
                 return name
             }
+            // JSON Schema's meta-schema: a list of at least one name, each once.
+            guard !listed.isEmpty, Set(listed).count == listed.count else {
+                throw bad("type", "a type name or a non-empty list of distinct ones")
+            }
+            types = listed
         default: throw bad("type", "a type name or a list of them")
         }
         let known = ["null", "boolean", "number", "integer", "string", "array", "object"]
@@ -108,8 +114,12 @@ final class SchemaNode: Sendable {
             (allowed, allowedKeyword) = (nil, "enum")
         case (.some, nil):
             throw bad("enum", "an array")
+        case (.array(let values)?, let value?):
+            // Both apply: a value must be in the list and equal the constant; one that is not in the list allows
+            // nothing.
+            (allowed, allowedKeyword) = (values.contains { Self.same($0, value) } ? [value] : [], "const")
         case (.some, .some):
-            throw Problem(message: "the schema at \(Self.place(pointer)) has both \"enum\" and \"const\"")
+            throw bad("enum", "an array")
         }
         minimum = try number("minimum")
         maximum = try number("maximum")
@@ -147,6 +157,10 @@ final class SchemaNode: Sendable {
             required = try names.map { (name) throws(Problem) -> String in
                 guard case .string(let name) = name else { throw bad("required", "a list of names") }
                 return name
+            }
+            // Each once, told apart by their Unicode scalars, as member names are.
+            guard Set(required.map { Array($0.unicodeScalars.map(\.value)) }).count == required.count else {
+                throw bad("required", "a list of distinct names")
             }
         default: throw bad("required", "a list of names")
         }
@@ -199,7 +213,11 @@ final class SchemaNode: Sendable {
         }
         if let allowed, !allowed.contains(where: { Self.same($0, value) }) {
             let spelled = allowed.map { secret ? "…" : Self.shown($0) }.joined(separator: ", ")
-            broken(allowedKeyword, allowedKeyword == "const" ? "equal to \(spelled)" : "one of \(spelled)")
+            let rule =
+                allowed.isEmpty
+                ? "a value both \"enum\" and \"const\" allow (they allow none together)"
+                : allowedKeyword == "const" ? "equal to \(spelled)" : "one of \(spelled)"
+            broken(allowedKeyword, rule)
         }
         switch value {
         case .number(let number):
