@@ -569,13 +569,13 @@ private func refusal(_ json: String) -> DefaultsError? {
         // And what its keys refuse, it refuses.
         let bad: JSONValue = [
             "volume": 1.5, "retries": 11, "nickname": "", "tags": ["a", "b", "c"], "theme": "blue", "even": 1.5,
-            "token": 12, "profile": ["name": "Ana"],
+            "token": 12, "profile": "Ana",
         ]
         #expect(
             schema.violations(of: bad).map(\.description) == [
                 #"/even: 1.5 must be of type integer (schema keyword "type")"#,
                 #"/nickname: "" must be at least 1 characters long (schema keyword "minLength")"#,
-                #"/profile: must be an object with "age" (schema keyword "required")"#,
+                #"/profile: "Ana" must be of type object (schema keyword "type")"#,
                 #"/retries: 11 must be at most 10 (schema keyword "maximum")"#,
                 #"/tags: ["a","b","c"] must be at most 2 elements long (schema keyword "maxItems")"#,
                 #"/theme: "blue" must be one of "light", "dark" (schema keyword "enum")"#,

@@ -37,8 +37,7 @@ import Testing
         #expect(
             properties["profile"]
                 == [
-                    "type": "object", "properties": ["age": ["type": "number"], "name": ["type": "string"]],
-                    "required": ["age", "name"], "default": ["age": 0, "name": "Guest"],
+                    "type": "object", "default": ["age": 0, "name": "Guest"],
                 ])
     }
 
@@ -63,6 +62,48 @@ import Testing
         }
         #expect(mode["type"] == "string" && mode["enum"] == nil && mode["default"] == nil)
         #expect(mode["x-rules"] == ["one of the values the program allows (withheld: the key is secret)"])
+    }
+
+    /// The generated schema takes every value the program can store, not only its defaults: a dictionary's other
+    /// keys, an optional property left out, an enum's other case; a length on a dictionary counts its members; a
+    /// range JSON Schema cannot say (of strings) is named in x-rules, and the schema stays one the store reads.
+    @Test func theGeneratedSchemaTakesEveryValueTheProgramCanStore() throws {
+        struct Account: Codable, Sendable, Equatable {
+            var name: String
+            var nickname: String?
+        }
+        enum Mode: Codable, Sendable, Equatable {
+            case fixed(Int)
+            case named(String)
+        }
+        let limits = Defaults.Key<[String: Int]>("limits", default: ["a": 1], constraints: [.length(1...2)])
+        let account = Defaults.Key<Account>("account", default: Account(name: "Ann", nickname: "A"))
+        let mode = Defaults.Key<Mode>("mode", default: .fixed(1))
+        let word = Defaults.Key<String>("word", default: "m", constraints: [.range("a"..."z")])
+        let directory = try TemporaryDirectory()
+        let defaults = try openFresh(directory.file())
+        try defaults.publishSchema(for: [limits, account, mode, word])
+        let schema = try #require(try defaults.publishedSchema(), "the published schema reads back")
+        let encoder = JSONEncoder()
+        func json(_ value: some Encodable) throws -> JSONValue {
+            try JSONValue(parsing: String(decoding: try encoder.encode(value), as: UTF8.self))
+        }
+        let values: [(String, JSONValue)] = [
+            ("limits", try json(["b": 2, "c": 3])), ("account", try json(Account(name: "Bo", nickname: nil))),
+            ("mode", try json(Mode.named("x"))), ("word", "q"),
+        ]
+        for (name, value) in values {
+            #expect(schema.violations(of: value, forKey: name) == [], "\(name): \(value)")
+        }
+        #expect(
+            schema.violations(of: try json(["a": 1, "b": 2, "c": 3]), forKey: "limits").map(\.keyword) == [
+                "maxProperties"
+            ])
+        guard case .object(let property)? = schema.property(named: "word") else {
+            Issue.record("no property word")
+            return
+        }
+        #expect(property["minimum"] == nil && property["x-rules"] == ["between a and z"], "\(property)")
     }
 
     @Test func writeSchemaWritesItBesideTheStoreByTheDocumentedName() throws {

@@ -90,13 +90,44 @@ extension Defaults.Constraint where Value == String {
 }
 
 extension Defaults.Constraint where Value: Collection & Sendable {
-    /// Arrays (or other collections) whose number of elements is within `bounds` (`minItems`, `maxItems`).
+    /// Arrays (or other collections) whose number of elements is within `bounds` (`minItems`, `maxItems`); for a
+    /// dictionary stored as a JSON object (`String` or `Int` keys), its number of members (`minProperties`,
+    /// `maxProperties`); for another dictionary (stored as an array of keys and values), a rule the schema names
+    /// in `x-rules`.
     public static func length(_ bounds: ClosedRange<Int>) -> Self {
-        Self(
-            rule: "from \(bounds.lowerBound) to \(bounds.upperBound) elements",
-            keywords: [("minItems", bounds.lowerBound), ("maxItems", bounds.upperBound)]
-        ) { bounds.contains($0.count) }
+        let keywords: [(name: String, value: any Encodable & Sendable)] =
+            switch DictionaryShape.of(Value.self) {
+            case .object: [("minProperties", bounds.lowerBound), ("maxProperties", bounds.upperBound)]
+            case .pairs: []
+            case nil: [("minItems", bounds.lowerBound), ("maxItems", bounds.upperBound)]
+            }
+        return Self(rule: "from \(bounds.lowerBound) to \(bounds.upperBound) elements", keywords: keywords) {
+            bounds.contains($0.count)
+        }
     }
+}
+
+/// How `JSONEncoder` stores a dictionary: an object for `String` and `Int` keys, an array of keys and values
+/// for others.
+enum DictionaryShape {
+    case object
+    case pairs
+
+    /// The shape of `type` when it is a dictionary; `nil` for any other type.
+    static func of(_ type: Any.Type) -> DictionaryShape? {
+        guard let dictionary = type as? any DictionaryKeyed.Type else { return nil }
+        return dictionary.isStoredAsObject ? .object : .pairs
+    }
+}
+
+/// A `Dictionary` type, for ``DictionaryShape``.
+protocol DictionaryKeyed {
+    /// Whether `JSONEncoder` stores it as a JSON object (its keys are `String` or `Int`).
+    static var isStoredAsObject: Bool { get }
+}
+
+extension Dictionary: DictionaryKeyed {
+    static var isStoredAsObject: Bool { Key.self == String.self || Key.self == Int.self }
 }
 
 extension Defaults.Constraint where Value: Equatable & Encodable & Sendable {

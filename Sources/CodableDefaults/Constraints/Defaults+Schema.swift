@@ -18,9 +18,11 @@ extension Defaults {
     ///
     /// Editors and CI can check a settings file with any JSON Schema validator against it. The schema lists the
     /// keys as `properties` and requires none (a key without a stored value reads its default); keys it does not
-    /// list are allowed (the tool's `check --strict` reports them). A `Codable` struct is an `object` whose
-    /// `properties` and `required` members are those its default encodes to; an array of a standard type says its
-    /// elements' type in `items`. A non-finite `Double` (stored as the string `"+Infinity"`, `"-Infinity"` or
+    /// list are allowed (the tool's `check --strict` reports them). A type the schema does not know from its
+    /// Swift type alone (a `Codable` struct or enum) is described by what every value of it has in common with its
+    /// default, its JSON type (`object`, `string`, ...), never by the members its default happens to encode: a
+    /// dictionary's keys, an optional property left out, an enum's other cases would be refused. An array of a
+    /// standard type says its elements' type in `items`. A non-finite `Double` (stored as the string `"+Infinity"`, `"-Infinity"` or
     /// `"NaN"`) does not match a `number` property.
     ///
     /// - Parameters:
@@ -110,8 +112,15 @@ extension Defaults.Key {
                 rules.append(.string("one of the values the program allows (withheld: the key is secret)"))
                 continue
             }
-            if constraint.keywords.isEmpty { rules.append(.string(constraint.rule)) }
-            for (keyword, value) in constraint.keywords { property[keyword] = try json(value) }
+            var keywords: [(String, JSONValue)] = []
+            for (keyword, value) in constraint.keywords { keywords.append((keyword, try json(value))) }
+            // A bound JSON Schema cannot say (a range of strings: "minimum" takes numbers only) is a rule the
+            // program checks, named in x-rules, never a keyword that makes the schema invalid.
+            if keywords.isEmpty || !keywords.allSatisfy(SchemaType.fits) {
+                rules.append(.string(constraint.rule))
+                continue
+            }
+            for (keyword, value) in keywords { property[keyword] = value }
         }
         if !rules.isEmpty { property["x-rules"] = .array(rules) }
     }
@@ -135,6 +144,8 @@ enum SchemaType {
     /// The schema of a value of the standard types, or `nil`.
     private static func known(_ type: Any.Type) -> [String: JSONValue]? {
         let id = ObjectIdentifier(type)
+        // Any JSON value: nothing to say.
+        if id == ObjectIdentifier(JSONValue.self) { return [:] }
         let integers: [Any.Type] = [
             Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self,
             UInt16.self, UInt32.self, UInt64.self,
@@ -162,8 +173,9 @@ enum SchemaType {
         return nil
     }
 
-    /// The schema an encoded value shows: its JSON type, and for an object its members as `properties`, all
-    /// `required`.
+    /// The schema every value of a type shares with `example`, its encoded default: its JSON type only. Which
+    /// members an object has, or what its members hold, differs from value to value (a dictionary's keys, an
+    /// optional property left out, an enum's cases), so it is not said.
     private static func describe(example: JSONValue) -> [String: JSONValue] {
         switch example {
         case .null: return [:]
@@ -171,13 +183,22 @@ enum SchemaType {
         case .number: return ["type": "number"]
         case .string: return ["type": "string"]
         case .array: return ["type": "array"]
-        case .object(let members):
-            var properties: [String: JSONValue] = [:]
-            for (name, value) in members { properties[name] = .object(describe(example: value)) }
-            let required = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            return [
-                "type": "object", "properties": .object(properties), "required": .array(required.map { .string($0) }),
-            ]
+        case .object: return ["type": "object"]
+        }
+    }
+
+    /// Whether a keyword's value is of the kind JSON Schema takes for it: a number for a bound, a whole number
+    /// of at least 0 for a count.
+    static func fits(_ keyword: (String, JSONValue)) -> Bool {
+        switch keyword.0 {
+        case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+            if case .number = keyword.1 { return true }
+            return false
+        case "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties":
+            if case .number(let number) = keyword.1 { return number.isWhole && JSONNumber.order(number, 0) >= 0 }
+            return false
+        default:
+            return true
         }
     }
 
