@@ -221,4 +221,44 @@ import Testing
         #expect(error?.message.contains("history path is not a regular file") == true, "\(String(describing: error))")
         #expect(error?.message.contains("store") == false, "\(String(describing: error))")
     }
+
+    /// Records larger than the history's byte bound (a value near the store's size limit, old and new) never take
+    /// the file past what it can read back: each save is recorded, `history` and `undo` keep working.
+    @Test func recordsLargerThanTheBoundKeepTheHistoryReadable() throws {
+        let directory = try TemporaryDirectory()
+        let options = Defaults.Options(
+            maximumFileSize: 100_000, history: .init(maximumSaves: 100, maximumBytes: 1000))
+        let errors = ErrorLog()
+        let defaults = try openFresh(directory.file(), options: options)
+        defaults.onError = errors.handler
+        for index in 0..<4 {
+            defaults.set(JSONValue.string(String(repeating: "\(index)", count: 99_000)), forKey: "big")
+            try defaults.save()
+        }
+        #expect(errors.errors.isEmpty, "\(errors.errors)")
+        let history = try defaults.history()
+        #expect(history.first?.revision == 4)
+        #expect(try defaults.undo().count == 1)
+        let size =
+            try FileManager.default.attributesOfItem(atPath: directory.file(".settings.json.history").path)[
+                .size] as? Int
+        #expect((size ?? .max) < 2 * 198_000, "one record, not all of them: \(String(describing: size))")
+    }
+
+    /// A writer with a smaller bound (a tool with the default) never cuts the longer history another writer (the
+    /// app) declared: the largest bound any writer declared is kept in the file, and every writer keeps to it.
+    @Test func theLargestBoundAnyWriterDeclaredWins() throws {
+        let directory = try TemporaryDirectory()
+        let app = try openFresh(
+            directory.file(), options: Defaults.Options(history: .init(maximumSaves: 1000, maximumBytes: 8 << 20)))
+        for index in 1...150 {
+            app.set(JSONValue.number(JSONNumber(index)), forKey: "count")
+            try app.save()
+        }
+        let tool = try openFresh(directory.file())
+        tool.set(JSONValue.number(0), forKey: "count")
+        try tool.save()
+        #expect(try tool.history().count == 151)
+        #expect(try tool.revert(toRevision: 1, dryRun: true).count == 1, "the oldest undo target is still there")
+    }
 }

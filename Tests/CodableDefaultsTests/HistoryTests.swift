@@ -323,7 +323,7 @@ import Testing
             try app.save()
         }
         let historyFile = directory.file(".settings.json.history")
-        #expect(try text(historyFile).hasPrefix(#"{"secretKeys":["token"]}"#))
+        #expect(try text(historyFile).hasPrefix(#"{"maximumBytes":1048576,"maximumSaves":8,"secretKeys":["token"]}"#))
         let tool = try openFresh(directory.file(), options: options)
         tool.set("hunter2-tool", forKey: "token")
         try tool.save()

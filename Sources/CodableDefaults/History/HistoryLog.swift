@@ -16,9 +16,16 @@
 /// directory `fsync`). Readers take no lock: they see whole appended lines, or a last line being written, which
 /// they skip.
 ///
-/// A key a record marks secret stays secret for every writer after the record is dropped: a rewrite starts with
-/// one line that is not a record, `{"secretKeys":["token"]}`, naming the keys records marked secret, and withholds
-/// their values in the records it keeps.
+/// A rewrite starts with one line that is not a record, the header:
+/// `{"maximumBytes":1048576,"maximumSaves":100,"secretKeys":["token"]}`. Its bounds are the largest any writer
+/// of the file declared: every writer trims to them (one with a smaller bound of its own, a tool, never cuts
+/// another's longer history), and a writer with a larger bound rewrites the header once, when it first appends.
+/// Its `secretKeys` are the keys records marked secret: they stay secret for every writer after the records are
+/// dropped, and their values are withheld in the records a rewrite keeps.
+///
+/// The file stays readable and trimmable: an append that would take it past its bounds rewrites it instead, with
+/// the newest records within three quarters of them and the new record, so its size is at most its byte bound or,
+/// when one record alone is larger, that record's.
 struct HistoryLog: Sendable {
     /// What a writer knows of the history file after its last append, so that the next one need not read it.
     struct Tail: Equatable, Sendable {
@@ -30,6 +37,8 @@ struct HistoryLog: Sendable {
         var count: Int
         /// The keys its records mark secret (see ``HistoryLog/secretNames(in:lines:)``).
         var secretNames: Set<String>
+        /// The bounds its header keeps (the largest any writer declared); `nil` without a header.
+        var recordedLimit: Defaults.HistoryLimit?
     }
 
     /// The history file.
@@ -47,8 +56,22 @@ struct HistoryLog: Sendable {
         self.maximumFileSize = maximumFileSize
     }
 
-    /// The most bytes a read takes.
-    private var readLimit: Int { min(Int(Int32.max), 2 * maximumFileSize + 2 * limit.maximumBytes + 4096) }
+    /// The most bytes a read takes: the largest file the bounds allow (a byte bound another writer declared up to
+    /// 64 MiB more than this one's), or one record of a save (each value at most the store file's size, old and
+    /// new, and their names).
+    private var readLimit: Int {
+        let bytes = max(limit.maximumBytes, 64 << 20)
+        return Int(min(Int64(Int32.max), 3 * Int64(maximumFileSize) + 2 * Int64(bytes) + 4096))
+    }
+
+    /// The bounds this writer keeps the file to: the largest of its own and those the header keeps, each at most
+    /// what this writer can read back.
+    private func effectiveLimit(_ recorded: Defaults.HistoryLimit?) -> Defaults.HistoryLimit {
+        guard let recorded else { return limit }
+        return Defaults.HistoryLimit(
+            maximumSaves: max(limit.maximumSaves, recorded.maximumSaves),
+            maximumBytes: min(max(limit.maximumBytes, recorded.maximumBytes), max(limit.maximumBytes, 64 << 20)))
+    }
 
     // MARK: Appending
 
@@ -95,9 +118,10 @@ struct HistoryLog: Sendable {
                     guard case .record(let record) = Self.parsedLine(bytes[range]) else { return nil }
                     return record.revision
                 }.first ?? 0
+            let header = records.first.flatMap { Self.header(in: bytes[$0]) }
             known = Tail(
-                identity: FileIdentity(info), revision: revision, count: records.count,
-                secretNames: Self.secretNames(in: bytes, lines: records))
+                identity: FileIdentity(info), revision: revision, count: records.count - (header == nil ? 0 : 1),
+                secretNames: Self.secretNames(in: bytes, lines: records), recordedLimit: header?.limit)
         }
         let (revision, overflow) = known!.revision.addingReportingOverflow(1)
         if overflow {
@@ -112,6 +136,22 @@ struct HistoryLog: Sendable {
         known!.secretNames.formUnion(record.secretNames)
         line += record.line
         line.append(0x0A)
+        // A file this writer's bound is not yet recorded in, or that the record would take past its bounds, is
+        // rewritten with it instead of appended to: the header keeps the largest bounds, and the size stays
+        // within them (or one record's).
+        let recorded = known!.recordedLimit
+        let effective = effectiveLimit(recorded)
+        // A file without a header was kept to the default bounds (or is new): only another bound is recorded.
+        let unrecorded =
+            recorded.map { limit.maximumSaves > $0.maximumSaves || limit.maximumBytes > $0.maximumBytes }
+            ?? (limit != .default)
+        if unrecorded || known!.count + 1 > effective.maximumSaves
+            || Int(info.st_size) + line.count > effective.maximumBytes
+        {
+            tail = try rewrite(
+                appending: record.line, revision: revision, secretNames: known!.secretNames, limit: effective)
+            return revision
+        }
         try writeAll(fd, line)
         if system.fullSync(fd) != 0 {
             throw DefaultsError(
@@ -122,35 +162,40 @@ struct HistoryLog: Sendable {
         // A new history file's name must survive a power loss too.
         if isNew, let notDurable = file.syncDirectory() { throw notDurable }
         if system.fstat(fd, &info) != 0 { throw failure("cannot inspect the history file", errno: Platform.errno) }
-        var now = Tail(
-            identity: FileIdentity(info), revision: revision, count: known!.count + 1, secretNames: known!.secretNames)
-        if now.count > limit.maximumSaves || Int(info.st_size) > limit.maximumBytes {
-            now = try trim(revision: revision, secretNames: known!.secretNames)
-        }
-        tail = now
+        tail = Tail(
+            identity: FileIdentity(info), revision: revision, count: known!.count + 1, secretNames: known!.secretNames,
+            recordedLimit: recorded)
         return revision
     }
 
-    /// Rewrites the history with its newest records, within three quarters of both bounds (at least the newest).
-    private func trim(revision: Int, secretNames: Set<String>) throws(DefaultsError) -> Tail {
+    /// Rewrites the history with the header (`limit`, the largest bounds, and the secret keys), the newest records
+    /// that fit with `line` (the new record) within `limit` — all of them when they do, else within three quarters
+    /// of both bounds, so that the file is rewritten once a quarter of the bound — and `line`, durably.
+    private func rewrite(
+        appending line: [UInt8], revision: Int, secretNames: Set<String>, limit: Defaults.HistoryLimit
+    ) throws(DefaultsError) -> Tail {
         let (bytes, _) = try readAll()
-        let (records, _) = Self.lines(of: bytes)
-        let keepCount = max(1, limit.maximumSaves * 3 / 4)
-        let keepBytes = limit.maximumBytes * 3 / 4
+        var (all, complete) = Self.lines(of: bytes)
+        // A whole last record without its line break (see ``append(_:tail:)``) is kept; a cut one is not.
+        if complete < bytes.count, case .record = Self.parsedLine(bytes[complete...]) {
+            all.append(complete..<bytes.count)
+        }
+        let records = all.filter { Self.header(in: bytes[$0]) == nil }
+        let total = records.reduce(line.count + 1) { $0 + $1.count + 1 }
+        let fits = records.count + 1 <= limit.maximumSaves && total <= limit.maximumBytes
+        let keepCount = fits ? records.count : max(0, limit.maximumSaves * 3 / 4 - 1)
+        let keepBytes = (fits ? limit.maximumBytes : limit.maximumBytes * 3 / 4) - (line.count + 1)
         var kept: [Range<Int>] = []
         var size = 0
         for range in records.reversed() {
             let length = range.count + 1
-            guard kept.isEmpty || (kept.count < keepCount && size + length <= keepBytes) else { break }
+            guard kept.count < keepCount && size + length <= keepBytes else { break }
             kept.append(range)
             size += length
         }
-        var out: [UInt8] = []
-        out.reserveCapacity(size)
-        if !secretNames.isEmpty {
-            out += Self.secretKeysLine(secretNames)
-            out.append(0x0A)
-        }
+        var out = Self.headerLine(limit: limit, secretNames: secretNames)
+        out.append(0x0A)
+        out.reserveCapacity(out.count + size + line.count + 1)
         for range in kept.reversed() {
             if !secretNames.isEmpty, case .record(var record) = Self.parsedLine(bytes[range]) {
                 record.withholdValues(of: secretNames)
@@ -160,9 +205,13 @@ struct HistoryLog: Sendable {
             }
             out.append(0x0A)
         }
+        out += line
+        out.append(0x0A)
         let (identity, notDurable) = try file.write(out)
         if let notDurable { throw notDurable }
-        return Tail(identity: identity, revision: revision, count: kept.count, secretNames: secretNames)
+        return Tail(
+            identity: identity, revision: revision, count: kept.count + 1, secretNames: secretNames,
+            recordedLimit: limit)
     }
 
     private func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(DefaultsError) {
@@ -218,7 +267,7 @@ struct HistoryLog: Sendable {
             start = end + 1
             if line.isEmpty { continue }
             switch Self.parsedLine(line[...]) {
-            case .header(let names):
+            case .header(let names, _):
                 header.formUnion(names)
             case .record(let record):
                 records.append(record)
@@ -251,7 +300,7 @@ struct HistoryLog: Sendable {
             let line = bytes[range]
             guard line.firstRange(of: marker) != nil || line.contains(UInt8(ascii: "\\")) else { continue }
             switch parsedLine(line) {
-            case .header(let header): names.formUnion(header)
+            case .header(let header, _): names.formUnion(header)
             case .record(let record): names.formUnion(record.secretNames)
             case .malformed: continue  // A line that is not a record is skipped, and reported, by `read()`.
             }
@@ -275,8 +324,9 @@ struct HistoryLog: Sendable {
     enum Line {
         /// A record.
         case record(HistoryRecord)
-        /// `{"secretKeys":[…]}`: the keys dropped records marked secret.
-        case header([String])
+        /// The header: the keys records marked secret, and the bounds it keeps (`nil` in a header that has none,
+        /// an older one).
+        case header([String], Defaults.HistoryLimit?)
         /// Not a line of the history.
         case malformed(HistoryRecord.Malformed)
     }
@@ -289,7 +339,7 @@ struct HistoryLog: Sendable {
         do throws(HistoryRecord.Malformed) {
             record = try HistoryRecord(line: Array(line))
         } catch {
-            if let names = secretKeys(inHeader: line) { return .header(names) }
+            if let header = header(in: line) { return .header(header.secretKeys, header.limit) }
             return .malformed(error)
         }
         guard record.revision >= 1 else {
@@ -299,11 +349,12 @@ struct HistoryLog: Sendable {
         return .record(record)
     }
 
-    /// The first line of a rewritten history that names the keys records marked secret:
-    /// `{"secretKeys":["a","b"]}`, sorted by their UTF-8 bytes.
-    static func secretKeysLine(_ names: Set<String>) -> [UInt8] {
-        let sorted = names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        var out = Array("{\"secretKeys\":[".utf8)
+    /// The header of a rewritten history: `{"maximumBytes":M,"maximumSaves":N,"secretKeys":["a","b"]}`, the names
+    /// sorted by their UTF-8 bytes.
+    static func headerLine(limit: Defaults.HistoryLimit, secretNames: Set<String>) -> [UInt8] {
+        let sorted = secretNames.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        var out = Array(
+            "{\"maximumBytes\":\(limit.maximumBytes),\"maximumSaves\":\(limit.maximumSaves),\"secretKeys\":[".utf8)
         for (index, name) in sorted.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             JSONParser.appendQuoted(name, to: &out)
@@ -312,19 +363,36 @@ struct HistoryLog: Sendable {
         return out
     }
 
-    /// The names of a `{"secretKeys":[…]}` line (however spaced); `nil` for any other line.
-    static func secretKeys(inHeader line: ArraySlice<UInt8>) -> [String]? {
+    /// What a header line says: the secret keys, and its bounds when it has them (an older header,
+    /// `{"secretKeys":[…]}`, has none).
+    struct Header: Equatable {
+        /// The keys records marked secret.
+        var secretKeys: [String]
+        /// The largest bounds a writer declared.
+        var limit: Defaults.HistoryLimit?
+    }
+
+    /// The header a line holds (however spaced); `nil` for any other line.
+    static func header(in line: ArraySlice<UInt8>) -> Header? {
         let value: JSONValue
         do throws(JSONParseError) {
             value = try JSONValueBytes.parse(Array(line))
         } catch {
             return nil
         }
-        guard case .object(let members) = value, members.count == 1, case .array(let names)? = members["secretKeys"]
+        guard case .object(let members) = value, case .array(let names)? = members["secretKeys"],
+            Set(members.keys).isSubset(of: ["secretKeys", "maximumSaves", "maximumBytes"])
         else { return nil }
-        return names.compactMap { name in
-            guard case .string(let text) = name else { return nil }
-            return text
+        var limit: Defaults.HistoryLimit?
+        if case .number(let saves)? = members["maximumSaves"], case .number(let bytes)? = members["maximumBytes"],
+            let saves = saves.intValue, let bytes = bytes.intValue, saves > 0, bytes > 0
+        {
+            limit = Defaults.HistoryLimit(maximumSaves: saves, maximumBytes: bytes)
         }
+        return Header(
+            secretKeys: names.compactMap { name in
+                guard case .string(let text) = name else { return nil }
+                return text
+            }, limit: limit)
     }
 }
