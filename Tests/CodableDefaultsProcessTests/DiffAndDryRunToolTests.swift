@@ -21,6 +21,33 @@ import Testing
         #expect(try sandbox.workContents() == ["empty.json", "o.json", "s.json"], "diff creates no file")
     }
 
+    /// Opening a file only to read it (every reading command, a dry run, diff's OTHER, import's SOURCE) takes no
+    /// lock and leaves a crashed writer's temporary file where it is: nothing is created, removed or written. A
+    /// command that writes removes it, under the lock.
+    @Test func openingAFileOnlyToReadItNeitherLocksNorCleansUp() async throws {
+        let sandbox = try ToolSandbox()
+        try sandbox.create("s.json", #"{"a":1}"# + "\n")
+        try sandbox.create("o.json", #"{"a":2}"# + "\n")
+        let leftovers = [".s.json.4242.k3y.tmp", ".o.json.4242.k3y.tmp"]
+        for name in leftovers { try sandbox.create(name, "half a write") }
+        let before = try sandbox.workContents()
+        let commands: [[String]] = [
+            ["read", "s.json"], ["read", "s.json", "a"], ["keys", "s.json"], ["export", "s.json"],
+            ["check", "s.json"], ["history", "s.json"], ["explain", "s.json", "a"], ["read-type", "s.json", "a"],
+            ["diff", "s.json", "o.json"], ["write", "s.json", "a", "3", "--dry-run"],
+            ["import", "s.json", "o.json", "--dry-run"], ["delete", "s.json", "a", "--dry-run"],
+            ["update", "s.json", "a", "--add", "1", "--dry-run"], ["rename", "s.json", "a", "b", "--dry-run"],
+        ]
+        for command in commands {
+            let result = try await sandbox.run(command)
+            #expect([0, 1].contains(result.status), "\(command): \(result.stderr)")
+            #expect(try sandbox.workContents() == before, "\(command) created or removed a file")
+        }
+        #expect(try sandbox.text("s.json") == #"{"a":1}"# + "\n")
+        try await sandbox.expectSuccess(["write", "s.json", "a", "3"])
+        #expect(!(try sandbox.workContents()).contains(leftovers[0]), "a writer removes the leftover")
+    }
+
     @Test func diffPrintsALinePerAddedRemovedAndChangedKeyAndExitsWithOne() async throws {
         let sandbox = try ToolSandbox()
         let store = #"{"a":1,"b":"x","c":[1],"tab\tkey":true,"z":null}"# + "\n"

@@ -45,6 +45,11 @@ extension Defaults {
         /// How much history the store keeps of its saves (see ``Defaults/history()``): by default the last 100
         /// saves or 1 MiB, whichever is less; ``HistoryLimit/off`` keeps none.
         public var history: HistoryLimit
+        /// Whether the store is opened only to read (the command-line tool's reading commands and dry runs):
+        /// opening neither takes the sidecar lock file nor removes temporary files a crashed writer left (a
+        /// writer's next open or save does), and a save fails with
+        /// ``DefaultsError/Code-swift.struct/invalidArgument``, writing nothing. Default: false.
+        package var readsOnly = false
 
         /// Creates options; every parameter has the default described on its property.
         ///

@@ -53,7 +53,7 @@ struct DeleteCommand: ToolCommand {
             try tool.refuseReserved(key)
             try KeyText.checkLength(key)
         }
-        let defaults = try tool.open(location, schema: schema)
+        let defaults = try tool.open(location, schema: schema, writes: true)
         let removed = all ? defaults.keys : keys
         if all {
             defaults.removeAll()

@@ -58,7 +58,9 @@ struct DiffCommand: ToolCommand {
         }
         let otherStore: Defaults
         do {
-            otherStore = try Defaults(url: URL(fileURLWithPath: ArgumentPath.absolute(other)), saveMode: .manual)
+            otherStore = try Defaults(
+                url: URL(fileURLWithPath: ArgumentPath.absolute(other)), saveMode: .manual, options: Tool.readingOptions
+            )
         } catch {
             throw ToolError(opening: error)
         }

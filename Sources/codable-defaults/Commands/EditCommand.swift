@@ -76,7 +76,7 @@ struct EditCommand: ToolCommand {
             try tool.refuseReserved(key)
             try KeyText.checkLength(key)
         }
-        let defaults = try tool.open(location, schema: schema)
+        let defaults = try tool.open(location, schema: schema, writes: true)
         let base = try baseMembers(of: defaults, tool)
         let copy = try EditorCopy(name: copyName(defaults), text: copyText(of: base))
         defer { copy.remove() }

@@ -41,7 +41,7 @@ struct ImportCommand: ToolCommand {
     }
 
     func run(in tool: Tool) throws(ToolError) {
-        let defaults = try tool.open(location, schema: schema)
+        let defaults = try tool.open(location, schema: schema, writes: true)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
             throw ToolError(.badFile, "\(source): no such file")
@@ -52,7 +52,9 @@ struct ImportCommand: ToolCommand {
         }
         let sourceStore: Defaults
         do {
-            sourceStore = try Defaults(url: URL(fileURLWithPath: ArgumentPath.absolute(source)), saveMode: .manual)
+            sourceStore = try Defaults(
+                url: URL(fileURLWithPath: ArgumentPath.absolute(source)), saveMode: .manual,
+                options: Tool.readingOptions)
         } catch {
             throw ToolError(opening: error)
         }

@@ -44,7 +44,7 @@ struct RenameCommand: ToolCommand {
             try tool.refuseReserved(key)
             try KeyText.checkLength(key)
         }
-        let defaults = try tool.open(location, schema: schema)
+        let defaults = try tool.open(location, schema: schema, writes: true)
         // A secret value stays secret under its new name: recorded without its values, never printed.
         if defaults.isSecret(forKey: old) { defaults.markSecret([new]) }
         // Keys are compared byte for byte, as the store compares them.

@@ -94,7 +94,7 @@ struct UndoCommand: ToolCommand {
             try tool.refuseReserved(key)
             try KeyText.checkLength(key)
         }
-        let defaults = try tool.open(location, schema: schema)
+        let defaults = try tool.open(location, schema: schema, writes: true)
         let history = try tool.history(defaults)
         let secretKeys = HistoryText.secretKeys(in: history)
         try tool.treatAsSecret(secretKeys, in: defaults)

@@ -52,7 +52,7 @@ struct UpdateCommand: ToolCommand {
         guard let amount = Int64(amount) else {
             throw .usage("--add takes an integer (such as 1 or -5), not \(shellQuoted(amount))")
         }
-        let defaults = try tool.open(location, schema: schema)
+        let defaults = try tool.open(location, schema: schema, writes: true)
         var sum: Int64 = 0
         try tool.update(defaults, keys: [key]) { (values) throws(ToolError) in
             var current: Int64 = 0

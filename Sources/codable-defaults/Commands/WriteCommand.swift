@@ -127,7 +127,7 @@ struct WriteCommand: ToolCommand {
                 throw notJSON(text, error)
             }
         }
-        let defaults = try tool.open(location, layers: layers, schema: schema)
+        let defaults = try tool.open(location, layers: layers, schema: schema, writes: true)
         try tool.notingShadowing(of: key, in: defaults) { () throws(ToolError) in
             try tool.checkSchema(defaults, changes: [(key, value)])
             defaults.set(value, forKey: key)
@@ -159,7 +159,7 @@ struct WriteCommand: ToolCommand {
     private func write(_ value: TypedValue, _ tool: Tool) throws(ToolError) {
         try tool.refuseReserved(key)
         try KeyText.checkLength(key)
-        let defaults = try tool.open(location, layers: layers, schema: schema)
+        let defaults = try tool.open(location, layers: layers, schema: schema, writes: true)
         try tool.notingShadowing(of: key, in: defaults) { () throws(ToolError) in
             try write(value, to: defaults, tool)
         }

@@ -8,23 +8,30 @@ extension Tool {
     /// `schema`, reads the schema it names (``loadSchema(for:_:)``) for the command's checks.
     ///
     /// The layers are read-only: the library reads their files and directories, and never writes or locks them.
+    /// A command that does not write (`writes` false), and any under `--dry-run`, opens the store only to read
+    /// (``Tool/readingOptions``): it takes no lock and leaves a crashed writer's temporary files alone.
     func open(
-        _ location: StoreLocation, layers: LayerOptions = LayerOptions(), schema: SchemaOptions? = nil
+        _ location: StoreLocation, layers: LayerOptions = LayerOptions(), schema: SchemaOptions? = nil,
+        writes: Bool = false
     ) throws(ToolError) -> Defaults {
         let defaults: Defaults
+        let options = writes && !isDryRun ? Defaults.Options.default : Self.readingOptions
         do {
             switch location {
             case .path(let path):
-                defaults = try Defaults(url: URL(fileURLWithPath: ArgumentPath.absolute(path)), saveMode: .manual)
+                defaults = try Defaults(
+                    url: URL(fileURLWithPath: ArgumentPath.absolute(path)), saveMode: .manual, options: options)
             case .suite(let name, application: nil):
-                defaults = try Defaults(suiteName: name, saveMode: .manual)
+                defaults = try Defaults(url: Defaults.suiteURL(named: name), saveMode: .manual, options: options)
             case .suite(let name, let application?):
                 defaults = try Defaults(
-                    url: Defaults.suiteURL(named: name, application: application), saveMode: .manual)
+                    url: Defaults.suiteURL(named: name, application: application), saveMode: .manual,
+                    options: options)
             case .standard(let application):
                 // An app's standard store is `defaults.json` in its directory: the suite named "defaults".
                 defaults = try Defaults(
-                    url: Defaults.suiteURL(named: "defaults", application: application), saveMode: .manual)
+                    url: Defaults.suiteURL(named: "defaults", application: application), saveMode: .manual,
+                    options: options)
             case .etcd(let endpoints, let prefix, let user, let cache):
                 defaults = try openEtcd(endpoints, prefix: prefix, user: user, cache: cache)
             }
@@ -76,6 +83,14 @@ extension Tool {
         }
         openStores.append(defaults)
     }
+
+    /// The options of a store opened only to read (``Defaults/Options/readsOnly``): a reading command's, a dry
+    /// run's, `diff`'s OTHER and `import`'s SOURCE.
+    static let readingOptions: Defaults.Options = {
+        var options = Defaults.Options.default
+        options.readsOnly = true
+        return options
+    }()
 
     /// Whether `error` is the library's notice of a line its history file skipped (`invalidJSON` naming the
     /// history file, `.NAME.history` beside the store file).

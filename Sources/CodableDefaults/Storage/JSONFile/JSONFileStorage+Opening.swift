@@ -14,7 +14,8 @@ extension JSONFileStorage {
             members = options.migrations.isEmpty ? nil : try migrate()
         }
         if let notDurable = disk.withLock({ $0.unsyncedDirectory }) { report(notDurable) }
-        if !file.leftoverTemporaries().isEmpty {
+        // A reader leaves a crashed writer's temporary files (and the lock) to the writers.
+        if !options.readsOnly && !file.leftoverTemporaries().isEmpty {
             do {
                 let fd = try lockFile()
                 defer { file.unlock(fd) }

@@ -4,6 +4,7 @@ extension JSONFileStorage {
     ) -> StorageWrite {
         var outside: StorageContent?
         var historyFailure: DefaultsError?
+        if let refusal = readOnlyRefusal { return StorageWrite(outside: nil, outcome: .failure(refusal)) }
         do throws(DefaultsError) {
             try file.createDirectory()
             let fd = try lockFile()

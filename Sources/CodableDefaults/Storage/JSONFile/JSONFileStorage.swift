@@ -56,6 +56,13 @@ final class JSONFileStorage: Storage {
     var isPersistent: Bool { true }
 
     /// Takes the file lock, waiting at most `options.lockTimeout`.
+    /// The error of a write to a store opened only to read (``Defaults/Options/readsOnly``); `nil` otherwise.
+    var readOnlyRefusal: DefaultsError? {
+        guard options.readsOnly else { return nil }
+        return DefaultsError(
+            .invalidArgument, "the store was opened only to read; nothing was written", path: file.path)
+    }
+
     func lockFile() throws(DefaultsError) -> Int32 {
         #if CODABLE_DEFAULTS_TESTING
             try file.lock(timeout: options.lockTimeout) { counters.withLock { $0.lockWaits += 1 } }
@@ -158,6 +165,7 @@ final class JSONFileStorage: Storage {
     func write(_ changes: [MemberChange]) -> StorageWrite {
         var outside: StorageContent?
         var historyFailure: DefaultsError?
+        if let refusal = readOnlyRefusal { return StorageWrite(outside: nil, outcome: .failure(refusal)) }
         do throws(DefaultsError) {
             try file.createDirectory()
             let fd = try lockFile()
