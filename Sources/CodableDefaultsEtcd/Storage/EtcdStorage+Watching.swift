@@ -129,12 +129,18 @@ extension EtcdStorage {
     /// store takes in next. A read older than a write the storage made meanwhile is read again. A read at a revision
     /// older than the storage knows of (a cluster restored from an older state, below the revisions of the local
     /// copy the store opened from) replaces what the storage knows, and the watch starts again from it.
+    ///
+    /// A range is linearizable: it reflects every write completed before it was sent. So a read older than a
+    /// revision the storage knew before sending it (its own last save's, which the local copy keeps, or the
+    /// copy's) is a cluster restored from a backup, not a read that missed a write; only a write made while the
+    /// read was under way is read again, and that ends.
     func reloadAfterCompaction() async throws {
         while true {
+            let knownBefore = state.withLock { state in max(state.seen, state.revisions.values.max() ?? 0) }
             let range = try await client.range(prefix: prefix)
             let (members, unreadable) = members(of: range.keyValues)
             let signal: (@Sendable () -> Void, DispatchQueue)?? = state.withLock { state in
-                if range.revision < state.seen {
+                if range.revision < knownBefore || range.revision < state.seen {
                     // etcd's history is older than the one the storage knew: its revisions no longer apply, and
                     // the watch waits for a revision etcd has not reached.
                     state.revisions = [:]
