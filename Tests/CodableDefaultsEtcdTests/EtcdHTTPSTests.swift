@@ -161,13 +161,13 @@ extension Trait where Self == ConditionTrait {
     }
 }
 
-/// A stand-in for etcd's gateway over TLS on 127.0.0.1 (python3's `ssl` and `http.server`, port chosen by the
+/// The script (``PythonTLSServer`` runs it) of a stand-in for etcd's gateway over TLS on 127.0.0.1 (python3's `ssl` and `http.server`, port chosen by the
 /// system) whose every answer is chunked and ends in an HTTP trailer, as etcd 3.4's gateway answers when gRPC gave
 /// it trailing metadata. `/v3/auth/authenticate` gives a token for the password `right` (HTTP 200) and refuses
 /// any other (HTTP 400, etcd's words); `/v3/kv/range` answers the user `reader` with no keys (HTTP 200) and
 /// refuses anyone else with etcd's "permission denied" (HTTP 403), as every other path (`/v3/watch` included)
 /// does. It prints its port, then `request PATH` for each request, on its standard output.
-private struct TrailerServer {
+private enum TrailerServer {
     static let script = #"""
         import http.server, json, socketserver, ssl, sys
 
@@ -213,43 +213,48 @@ private struct TrailerServer {
         print(server.server_address[1], flush=True)
         server.serve_forever()
         """#
+}
 
+/// A python3 server over TLS on 127.0.0.1 running `script` with a test certificate (the script gets the
+/// certificate's and key's paths, prints its port first, then a line per event): ``TrailerServer``'s and
+/// ``RedirectingServer``'s stand-ins for etcd's gateway.
+private struct PythonTLSServer {
     let process: ChildProcess
     /// `https://127.0.0.1:PORT`.
     let url: String
 
-    /// Starts the server with `certificate`'s files (the script is written next to them) and waits for its port.
-    init(_ certificate: TestCertificate) throws {
+    /// Starts `script` (written next to `certificate`'s files as `name`) and waits for its port.
+    init(_ script: String, named name: String, _ certificate: TestCertificate) throws {
         let python = try #require(findExecutable("python3"), "this test needs python3")
-        let path = certificate.directory.file("trailer-server.py").path
-        try Self.script.write(toFile: path, atomically: true, encoding: .utf8)
+        let path = certificate.directory.file(name).path
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
         process = try ChildProcess(python, [path, certificate.certificate, certificate.key])
         let port = try process.readLineBlocking(timeout: 30)
         guard let port, Int(port) != nil else {
             throw ChildProcessError(
-                description: "the trailer server did not start: \(port ?? "no port"); \(try process.standardError())")
+                description: "the server \(name) did not start: \(port ?? "no port"); \(try process.standardError())")
         }
         url = "https://127.0.0.1:\(port)"
     }
 
-    /// Waits until the server is asked for `path` for the `count`th time; returns every path asked for until then.
+    /// Waits until the server was asked for `path` `count` times; returns every line it printed until then.
     func waitForRequests(to path: String, count: Int) throws -> [String] {
-        var paths: [String] = []
-        while paths.filter({ $0 == path }).count < count {
-            guard let line = try process.readLineBlocking(timeout: 60), line.hasPrefix("request ") else {
-                throw ChildProcessError(description: "the trailer server stopped; it was asked for \(paths)")
+        var lines: [String] = []
+        while lines.filter({ $0 == "request " + path }).count < count {
+            guard let line = try process.readLineBlocking(timeout: 60) else {
+                throw ChildProcessError(description: "the server stopped; it printed \(lines)")
             }
-            paths.append(String(line.dropFirst("request ".count)))
+            lines.append(line)
         }
-        return paths
+        return lines
     }
 
-    /// Stops the server and returns the paths it was asked for since the last wait, in order.
+    /// Stops the server and returns the lines it printed since the last wait.
     func stop() throws -> [String] {
         process.kill(SIGKILL)
         let lines = try process.readToEndBlocking(timeout: 30)
         _ = try process.waitBlocking(timeout: 30)
-        return lines.compactMap { $0.hasPrefix("request ") ? String($0.dropFirst("request ".count)) : nil }
+        return lines
     }
 }
 
@@ -275,7 +280,9 @@ struct EtcdHTTPSTrailerTests {
     /// (issue 5285): the store's process must instead get etcd's error, as a clear error, and end on its own terms.
     @Test func answersWithATrailerAreAnswersAndTheProcessGoesOn() async throws {
         let made = try await TestCertificate()
-        let server = try await onThread { try TrailerServer(made) }
+        let server = try await onThread {
+            try PythonTLSServer(TrailerServer.script, named: "trailer-server.py", made)
+        }
         let url = server.url
         let outcome = try await onThread { () throws -> [[String]] in
             // A wrong password: refused (HTTP 400 and a trailer).
@@ -286,7 +293,9 @@ struct EtcdHTTPSTrailerTests {
             let second = [try nextLine(right), "\(try right.waitBlocking(timeout: 30))"]
             return [first, second]
         }
-        let requests = try await onThread { try server.stop() }
+        let requests = try await onThread { try server.stop() }.compactMap {
+            $0.hasPrefix("request ") ? String($0.dropFirst("request ".count)) : nil
+        }
 
         let wrong = outcome[0]
         #expect(wrong[0].hasPrefix("error ") && wrong[0].contains("authentication failed"), "\(wrong)")
@@ -300,11 +309,11 @@ struct EtcdHTTPSTrailerTests {
     }
 }
 
-/// A stand-in for etcd's gateway over TLS on 127.0.0.1 that gives the user `reader` a token (password `right`)
+/// The script (``PythonTLSServer`` runs it) of a stand-in for etcd's gateway over TLS on 127.0.0.1 that gives the user `reader` a token (password `right`)
 /// and an empty prefix, and answers every watch and put with `307 Temporary Redirect` to a plain-HTTP listener
 /// of its own, on another port. It prints its TLS port, then `request PATH` for each request it is asked, and
 /// `plain PATH AUTHORIZATION` for each request that reaches the plain listener (none must).
-private struct RedirectingServer {
+private enum RedirectingServer {
     static let script = #"""
         import http.server, json, socketserver, ssl, sys, threading
 
@@ -363,45 +372,6 @@ private struct RedirectingServer {
         print(server.server_address[1], flush=True)
         server.serve_forever()
         """#
-
-    let process: ChildProcess
-    /// `https://127.0.0.1:PORT`.
-    let url: String
-
-    /// Starts the server with `certificate`'s files and waits for its port.
-    init(_ certificate: TestCertificate) throws {
-        let python = try #require(findExecutable("python3"), "this test needs python3")
-        let path = certificate.directory.file("redirecting-server.py").path
-        try Self.script.write(toFile: path, atomically: true, encoding: .utf8)
-        process = try ChildProcess(python, [path, certificate.certificate, certificate.key])
-        let port = try process.readLineBlocking(timeout: 30)
-        guard let port, Int(port) != nil else {
-            throw ChildProcessError(
-                description:
-                    "the redirecting server did not start: \(port ?? "no port"); \(try process.standardError())")
-        }
-        url = "https://127.0.0.1:\(port)"
-    }
-
-    /// Waits until the server is asked for `path` `count` times; returns every line it printed until then.
-    func waitForRequests(to path: String, count: Int) throws -> [String] {
-        var lines: [String] = []
-        while lines.filter({ $0 == "request " + path }).count < count {
-            guard let line = try process.readLineBlocking(timeout: 60) else {
-                throw ChildProcessError(description: "the redirecting server stopped; it printed \(lines)")
-            }
-            lines.append(line)
-        }
-        return lines
-    }
-
-    /// Stops the server and returns the lines it printed since the last wait.
-    func stop() throws -> [String] {
-        process.kill(SIGKILL)
-        let lines = try process.readToEndBlocking(timeout: 30)
-        _ = try process.waitBlocking(timeout: 30)
-        return lines
-    }
 }
 
 @Suite(
@@ -412,7 +382,9 @@ struct EtcdHTTPSRedirectTests {
     /// ever reaches where the redirect points, so the token goes only to the configured endpoint.
     @Test func aRedirectIsNeverFollowedAndTheTokenGoesNowhereElse() async throws {
         let made = try await TestCertificate()
-        let server = try await onThread { try RedirectingServer(made) }
+        let server = try await onThread {
+            try PythonTLSServer(RedirectingServer.script, named: "redirecting-server.py", made)
+        }
         let url = server.url
         let outcome = try await onThread { () throws -> (lines: [String], printed: [String]) in
             let store = try startTrusting(made.certificate, [url, "myservice/", "--user", "reader", "right"])

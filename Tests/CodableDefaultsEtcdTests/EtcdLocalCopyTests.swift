@@ -53,11 +53,16 @@ private final class Service: @unchecked Sendable {
 
     /// Asks `status` until it answers `expected` (the store caught up by itself), for up to 120 s.
     func waitForStatus(_ expected: String) throws -> String {
+        try waitForAnswer(to: "status", expected)
+    }
+
+    /// Asks `command` until it answers `expected` (a change the watch brings), for up to 120 s; the last answer.
+    func waitForAnswer(to command: String, _ expected: String) throws -> String {
         let deadline = Date().addingTimeInterval(120)
-        var answer = try ask("status")
+        var answer = try ask(command)
         while answer != expected && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.05)
-            answer = try ask("status")
+            answer = try ask(command)
         }
         return answer
     }
@@ -334,27 +339,11 @@ struct EtcdLocalCopyTests {
             let status = try await onThread { try service.waitForStatus("status stale=false unsent=0") }
             #expect(status == "status stale=false unsent=0")
             // The catch-up may read the cluster before the put: the value then comes through the watch.
-            let theme = try await onThread { () throws -> String in
-                let deadline = Date().addingTimeInterval(120)
-                var answer = try service.ask("get theme")
-                while answer != "value theme \"restored\"" && Date() < deadline {
-                    Thread.sleep(forTimeInterval: 0.05)
-                    answer = try service.ask("get theme")
-                }
-                return answer
-            }
+            let theme = try await onThread { try service.waitForAnswer(to: "get theme", "value theme \"restored\"") }
             #expect(theme == "value theme \"restored\"")
             // The watch follows the restored cluster's revisions: a change made now comes.
             _ = try await server.etcdctl(["put", "myservice/theme", "\"later\""])
-            let later = try await onThread { () throws -> String in
-                let deadline = Date().addingTimeInterval(120)
-                var answer = try service.ask("get theme")
-                while answer != "value theme \"later\"" && Date() < deadline {
-                    Thread.sleep(forTimeInterval: 0.05)
-                    answer = try service.ask("get theme")
-                }
-                return answer
-            }
+            let later = try await onThread { try service.waitForAnswer(to: "get theme", "value theme \"later\"") }
             #expect(later == "value theme \"later\"")
             _ = try await onThread { try service.ask("quit") }
         }
@@ -397,15 +386,7 @@ struct EtcdLocalCopyTests {
             #expect(status == "status stale=false unsent=0")
             #expect(try await onThread { try service.ask("get theme") } == "none theme")
             _ = try await server.etcdctl(["put", "myservice/theme", "\"after\""])
-            let after = try await onThread { () throws -> String in
-                let deadline = Date().addingTimeInterval(120)
-                var answer = try service.ask("get theme")
-                while answer != "value theme \"after\"" && Date() < deadline {
-                    Thread.sleep(forTimeInterval: 0.05)
-                    answer = try service.ask("get theme")
-                }
-                return answer
-            }
+            let after = try await onThread { try service.waitForAnswer(to: "get theme", "value theme \"after\"") }
             #expect(after == "value theme \"after\"")
             _ = try await onThread { try service.ask("quit") }
         }
