@@ -161,12 +161,12 @@ extension Trait where Self == ConditionTrait {
     }
 }
 
-/// The script (``PythonTLSServer`` runs it) of a stand-in for etcd's gateway over TLS on 127.0.0.1 (python3's
-/// `ssl` and `http.server`, port chosen by the system) whose every answer is chunked and ends in an HTTP trailer, as etcd 3.4's gateway answers when gRPC gave
-/// it trailing metadata. `/v3/auth/authenticate` gives a token for the password `right` (HTTP 200) and refuses
-/// any other (HTTP 400, etcd's words); `/v3/kv/range` answers the user `reader` with no keys (HTTP 200) and
-/// refuses anyone else with etcd's "permission denied" (HTTP 403), as every other path (`/v3/watch` included)
-/// does. It prints its port, then `request PATH` for each request, on its standard output.
+/// The script (``PythonTLSServer`` runs it) of a stand-in for etcd's gateway over TLS on 127.0.0.1 (python3's `ssl` and
+/// `http.server`, port chosen by the system) whose every answer is chunked and ends in an HTTP trailer, as etcd 3.4's
+/// gateway answers when gRPC gave it trailing metadata. `/v3/auth/authenticate` gives a token for the password `right`
+/// (HTTP 200) and refuses any other (HTTP 400, etcd's words); `/v3/kv/range` answers the user `reader` with no keys
+/// (HTTP 200) and refuses anyone else with etcd's "permission denied" (HTTP 403), as every other path (`/v3/watch`
+/// included) does. It prints its port, then `request PATH` for each request, on its standard output.
 private enum TrailerServer {
     static let script = #"""
         import http.server, json, socketserver, ssl, sys
@@ -309,10 +309,10 @@ struct EtcdHTTPSTrailerTests {
     }
 }
 
-/// The script (``PythonTLSServer`` runs it) of a stand-in for etcd's gateway over TLS on 127.0.0.1 that gives the
-/// user `reader` a token (password `right`) and an empty prefix, and answers every watch and put with `307 Temporary Redirect` to a plain-HTTP listener
-/// of its own, on another port. It prints its TLS port, then `request PATH` for each request it is asked, and
-/// `plain PATH AUTHORIZATION` for each request that reaches the plain listener (none must).
+/// The script (``PythonTLSServer`` runs it) of a stand-in for etcd's gateway over TLS on 127.0.0.1 that gives the user
+/// `reader` a token (password `right`) and an empty prefix, and answers every watch and put with `307 Temporary
+/// Redirect` to a plain-HTTP listener of its own, on another port. It prints its TLS port, then `request PATH` for each
+/// request it is asked, and `plain PATH AUTHORIZATION` for each request that reaches the plain listener (none must).
 private enum RedirectingServer {
     static let script = #"""
         import http.server, json, socketserver, ssl, sys, threading
