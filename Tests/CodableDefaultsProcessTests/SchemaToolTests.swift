@@ -201,6 +201,10 @@ import Testing
         let sandbox = try await sandboxWithSchema()
         let secret = "s3cret-value"
         try await sandbox.expectSuccess(["write", "s.json", "token", "--string", secret])
+        let watch = try sandbox.start(["watch", "s.json", "token", "--initial"])
+        defer { watch.kill() }
+        #expect(try await watch.waitForOutput(containing: "token\t<secret>\n"), "\(try watch.output())")
+        #expect(!(try watch.output()).contains("s3cret"))
         try sandbox.create("other.json", #"{"token": "another-s3cret-value"}"# + "\n")
         var outputs: [String: String] = [:]
         func run(_ arguments: [String]) async throws -> ToolResult {

@@ -56,7 +56,8 @@ struct WatchCommand: ToolCommand {
     ///
     /// Every change reaches the store's `observeAll` observer: those made by other processes too, which the
     /// library notices by watching the file. Each changed key (of `keys`, when given) is printed as
-    /// `key<TAB>value` with the new value as compact JSON, or `(deleted)` when it has no stored value; a key
+    /// `key<TAB>value` with the new value as compact JSON (`<secret>` for a secret key's), or `(deleted)` when it
+    /// has no stored value; a key
     /// that would be ambiguous in a line is printed as a JSON string (see ``KeyText/line(_:)``).
     ///
     /// - Parameters:
@@ -99,6 +100,8 @@ struct WatchCommand: ToolCommand {
             }
             return "\(KeyText.line(key))\t(deleted)"
         }
+        // A secret key's change is shown, never its value (see `Tool+Secrets.swift`).
+        if defaults.isSecret(forKey: key) { return "\(KeyText.line(key))\t\(Tool.secretPlaceholder)" }
         guard let value = defaults.value(JSONValue.self, forKey: key) else { return nil }
         return "\(KeyText.line(key))\t\(JSONText.compact(value))"
     }
