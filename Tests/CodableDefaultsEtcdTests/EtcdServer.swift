@@ -33,6 +33,8 @@ final class EtcdServer: @unchecked Sendable {
         let logPath: String
         fileprivate var process: EtcdProcess?
         fileprivate var arguments: [String] = []
+        /// The length of ``logPath`` when the running process was launched: where its own lines begin.
+        fileprivate var logStart = 0
 
         /// The client port.
         let clientPort: Int
@@ -133,14 +135,19 @@ final class EtcdServer: @unchecked Sendable {
 
     /// Starts a fresh cluster of `count` members on new free ports, retrying with other ports when one was taken
     /// in the meantime.
+    ///
+    /// `firstPorts` (client and peer port of each member, in turn) are tried first instead of free ones: a test
+    /// of this retry gives a port another etcd holds.
     static func start(
-        members count: Int, arguments: [String] = [], tls: (certificate: String, key: String)? = nil
+        members count: Int, arguments: [String] = [], tls: (certificate: String, key: String)? = nil,
+        firstPorts: [Int]? = nil
     ) async throws -> EtcdServer {
         let binary = try binary()
         var attempt = 0
         while true {
             attempt += 1
-            let server = try EtcdServer(binary: binary, count: count, arguments: arguments, tls: tls)
+            let ports = try attempt == 1 ? firstPorts ?? freePorts(2 * count) : freePorts(2 * count)
+            let server = try EtcdServer(binary: binary, ports: ports, arguments: arguments, tls: tls)
             do {
                 try await server.startAll()
                 return server
@@ -150,13 +157,12 @@ final class EtcdServer: @unchecked Sendable {
         }
     }
 
-    private init(binary: String, count: Int, arguments: [String], tls: (certificate: String, key: String)?) throws {
+    private init(binary: String, ports: [Int], arguments: [String], tls: (certificate: String, key: String)?) throws {
         self.binary = binary
         usesTLS = tls != nil
         directory = try TemporaryDirectory()
-        let ports = try freePorts(2 * count)
         let root = directory.url
-        members = (0..<count).map { index in
+        members = (0..<ports.count / 2).map { index in
             Member(
                 name: "m\(index)", clientPort: ports[2 * index], peerPort: ports[2 * index + 1], directory: root,
                 scheme: tls == nil ? "http" : "https")
@@ -185,8 +191,30 @@ final class EtcdServer: @unchecked Sendable {
 
     /// Starts `member`'s process (its output appended to its log file).
     private func launch(_ member: Member) throws {
+        let start = try logBytes(of: member).count
         let process = try EtcdProcess(binary, member.arguments, stdout: member.logPath, stderr: member.logPath)
-        lock.withLock { member.process = process }
+        lock.withLock {
+            member.process = process
+            member.logStart = start
+        }
+    }
+
+    /// The line etcd logs once it has bound every port it was given (before it serves any).
+    private static let servingLine = Data("now serving peer/client/metrics".utf8)
+
+    /// Whether `member`'s running process has bound its ports. A port found free and released
+    /// (``freePorts(_:)``) may be taken by another test's etcd before this member binds it; that etcd then
+    /// answers on the member's port while the member fails to start, so an answer alone is not the member's.
+    private func bindsItsPorts(_ member: Member) throws -> Bool {
+        let start = lock.withLock { member.logStart }
+        let bytes = try logBytes(of: member)
+        return bytes.count > start && bytes[start...].range(of: Self.servingLine) != nil
+    }
+
+    /// `member`'s log file's bytes (empty before it exists).
+    private func logBytes(of member: Member) throws -> Data {
+        guard FileManager.default.fileExists(atPath: member.logPath) else { return Data() }
+        return try Data(contentsOf: URL(fileURLWithPath: member.logPath))
     }
 
     /// Waits until `member` answers `/health` with `"true"`: a positive answer, polled, bounded by
@@ -209,11 +237,12 @@ final class EtcdServer: @unchecked Sendable {
                 throw ChildProcessError(
                     description: "etcd member \(member.name) ended (\(exit)) while starting: \(log)")
             }
+            let own = try bindsItsPorts(member)
             do {
                 let (data, _) = try await session.data(from: url)
                 let text = String(decoding: data, as: UTF8.self)
-                if text.contains("\"health\":\"true\"") { return }
-                last = text
+                if text.contains("\"health\":\"true\"") && own { return }
+                last = own ? text : "an answer from a process other than this member: \(text)"
             } catch {
                 last = "\(error)"
             }
@@ -233,7 +262,7 @@ final class EtcdServer: @unchecked Sendable {
                 if log(of: member).contains("address already in use") { throw PortTakenError() }
                 throw ChildProcessError(description: "etcd member \(member.name) ended (\(exit)): \(log(of: member))")
             }
-            if acceptsConnections(port: member.clientPort) { return }
+            if try acceptsConnections(port: member.clientPort) && bindsItsPorts(member) { return }
             try await Task.sleep(for: .milliseconds(25))
         }
         throw ChildProcessError(description: "etcd member \(member.name) not listening within \(Self.startTimeout) s")
