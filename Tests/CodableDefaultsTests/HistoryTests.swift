@@ -190,6 +190,25 @@ import Testing
         #expect(!"\(try tool.history())".contains("hunter2"))
     }
 
+    /// A kind of value a secret string is not: the decoder's error for it quotes the string.
+    private enum Mode: String, Codable { case fast }
+
+    /// A name the history marks secret is secret for every read of it: a key that reads it as the wrong type
+    /// reports an error that quotes none of the value, though the key was not declared secret.
+    @Test func aReadOfANameTheHistoryMarksSecretQuotesNoValueInItsError() throws {
+        let directory = try TemporaryDirectory()
+        let app = try openFresh(directory.file())
+        app[secret] = "hunter2-declared"
+        try app.save()
+        let reader = try openFresh(directory.file())
+        _ = try reader.history()
+        let errors = ErrorLog()
+        reader.onError = errors.handler
+        #expect(reader[Defaults.Key<Mode>("token", default: .fast)] == .fast)
+        #expect(errors.errors.count == 1)
+        #expect(errors.errors.allSatisfy { !$0.description.contains("hunter2") }, "\(errors.errors)")
+    }
+
     @Test func theBoundHoldsAndARevertBeforeItSaysTheHistoryIsGone() throws {
         let directory = try TemporaryDirectory()
         let options = Defaults.Options(history: .init(maximumSaves: 8, maximumBytes: 1 << 20))

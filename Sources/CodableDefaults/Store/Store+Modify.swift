@@ -58,20 +58,21 @@ extension Store {
                     state.errors.loadFailure = nil
                     takenIn = state.takeIn(outside)
                 }
+                // Read anew in each attempt: a retried transform must not add to the last attempt's.
+                secret = names.map { state.cell(named: $0).isSecret }
                 return names.map { name in
                     let cell = state.cell(named: name)
-                    secret.append(cell.isSecret)
                     return (cell, cell.version, cell.stored, cell.isDirty)
                 }
             }
             do {
-                var fragments = try current.map { (cell, _, stored, isUnsaved) throws(DefaultsError) in
+                var fragments = try zip(current, secret).map { member, secret throws(DefaultsError) in
+                    let (cell, _, stored, isUnsaved) = member
                     // A value the storage holds but could not read (an etcd key's text that is not JSON) is not
                     // an absent value: the closure would write over it. It is refused, as a wrong-typed value is
                     // (unless this process removed it meanwhile: its removal, unsaved, wins over it anyway).
                     if case .absent = stored, !isUnsaved,
-                        let unreadable = storage.unreadableValue(
-                            named: cell.name, secret: secretNames.contains(cell.name))
+                        let unreadable = storage.unreadableValue(named: cell.name, secret: secret)
                     {
                         throw unreadable
                     }

@@ -35,22 +35,24 @@ extension Store {
                     let slot = unsafeDowncast(any, to: Slot<Value>.self)
                     if slot.version == cell.version { return .cached(slot.value, slot.error) }
                 }
-                return .decode(cell, cell.version, cell.effective, cell.origin)
+                // A name marked secret (by the history, or a tool) is secret whatever the key says.
+                return .decode(cell, cell.version, cell.effective, cell.origin, secret: key.isSecret || cell.isSecret)
             }
             let cell: Cell
             let version: UInt64
             let source: StoredValue
             let origin: Origin
+            let secret: Bool
             switch lookup {
             case .cached(let value, let error): return (value, error)
-            case .decode(let found, let current, let effective, let from):
-                (cell, version, source, origin) = (found, current, effective, from)
+            case .decode(let found, let current, let effective, let from, let isSecret):
+                (cell, version, source, origin, secret) = (found, current, effective, from, isSecret)
             }
             var value = key.defaultValue
             var error: DefaultsError?
             do throws(DefaultsError) {
                 if let decoded = try decode(
-                    source, as: Value.self, name: key.name, origin: origin, secret: key.isSecret)
+                    source, as: Value.self, name: key.name, origin: origin, secret: secret)
                 {
                     // A value another writer stored (or a layer holds) that breaks a rule of the key reads as the
                     // default, as one that does not decode does.
@@ -65,7 +67,7 @@ extension Store {
             // Nothing stored may be a stored value the engine could not take (text that is not JSON): it fails as a
             // value that does not decode. Asked only when the decoded value came from below the stored domain.
             if error == nil, origin.isBelowStored,
-                let unreadable = storage.unreadableValue(named: key.name, secret: key.isSecret)
+                let unreadable = storage.unreadableValue(named: key.name, secret: secret)
             {
                 (value, error) = (key.defaultValue, unreadable)
             }
@@ -128,16 +130,17 @@ extension Store {
     /// cache: the lookup order of every read (argument domain, overrides, stored, fallbacks, registered, default). A failure is
     /// reported and gives the key's default.
     func decodeDetached<Value>(_ stored: StoredValue, as key: Defaults.Key<Value>) -> Value {
-        let (source, origin): (StoredValue, Origin) = state.withLock { state in
+        let (source, origin, secret): (StoredValue, Origin, Bool) = state.withLock { state in
             let cell = state.existingCell(named: key.name)
-            if let argument = cell?.argument { return (.raw(argument), .argument) }
-            if let overridden = cell?.overridden { return (.raw(overridden.bytes), .layer(overridden)) }
-            if stored.isPresent { return (stored, .stored) }
-            if let fallback = cell?.fallback { return (.raw(fallback.bytes), .layer(fallback)) }
-            return (cell?.registered.map { .raw($0) } ?? .absent, .registered)
+            let secret = key.isSecret || cell?.isSecret == true
+            if let argument = cell?.argument { return (.raw(argument), .argument, secret) }
+            if let overridden = cell?.overridden { return (.raw(overridden.bytes), .layer(overridden), secret) }
+            if stored.isPresent { return (stored, .stored, secret) }
+            if let fallback = cell?.fallback { return (.raw(fallback.bytes), .layer(fallback), secret) }
+            return (cell?.registered.map { .raw($0) } ?? .absent, .registered, secret)
         }
         do throws(DefaultsError) {
-            guard let decoded = try decode(source, as: Value.self, name: key.name, origin: origin, secret: key.isSecret)
+            guard let decoded = try decode(source, as: Value.self, name: key.name, origin: origin, secret: secret)
             else { return key.defaultValue }
             if key.hasConstraints, let violation = violation(of: decoded, key: key, origin: origin) {
                 throw violation
@@ -231,5 +234,5 @@ extension Store {
 /// What a read found under the lock: the cached value, or what to decode outside it.
 private enum CacheLookup<Value> {
     case cached(Value, DefaultsError?)
-    case decode(Cell, UInt64, StoredValue, Origin)
+    case decode(Cell, UInt64, StoredValue, Origin, secret: Bool)
 }
