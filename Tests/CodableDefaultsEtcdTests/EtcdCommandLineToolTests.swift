@@ -156,6 +156,31 @@ struct EtcdCommandLineToolTests {
         }
     }
 
+    /// Text that is not JSON under a key the prefix's schema marks secret: every command that reports it names
+    /// the key and the place, and quotes none of the text (the parser's words may quote a character of it).
+    @Test(.needsEtcd) func aSecretKeysTextThatIsNotJSONIsReportedWithoutQuotingIt() async throws {
+        try await EtcdServer.with { server in
+            let urls = server.clientURLs.map { URL(string: $0)! }
+            let publisher = try await Defaults(etcd: urls, prefix: "myservice/")
+            try publisher.publishSchema(for: [Defaults.Key<String?>("tok", secret: true)])
+            try await server.etcdctl(["put", "myservice/tok", "s3cret not json"])
+            let store = ["--etcd", server.clientURLs.joined(separator: ","), "--prefix", "myservice/"]
+            let directory = try TemporaryDirectory()
+            let other = directory.file("other.json")
+            try Data("{}\n".utf8).write(to: other)
+            let commands = [
+                ["read"] + store, ["check"] + store, ["diff"] + store + [other.path],
+                ["write"] + store + ["tok", "-array-add", "x", "--dry-run"], ["edit"] + store + ["tok"],
+            ]
+            for command in commands {
+                let run = try await toolWithErrors(command)
+                #expect(run.status == .exited(4), "\(command): \(run.errors)")
+                #expect(run.errors.contains("myservice/tok") && run.errors.contains("is not JSON"), "\(run.errors)")
+                #expect(run.errors.contains("details withheld"), "\(command): \(run.errors)")
+            }
+        }
+    }
+
     @Test(.needsEtcd) func writeReadKeysAndWatchWorkOnAPrefix() async throws {
         try await EtcdServer.with { server in
             let store = ["--etcd", server.clientURLs.joined(separator: ","), "--prefix", "myservice/"]

@@ -207,8 +207,8 @@ import Testing
         #expect(!(try watch.output()).contains("s3cret"))
         try sandbox.create("other.json", #"{"token": "another-s3cret-value"}"# + "\n")
         var outputs: [String: String] = [:]
-        func run(_ arguments: [String]) async throws -> ToolResult {
-            let result = try await sandbox.run(arguments)
+        func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> ToolResult {
+            let result = try await sandbox.run(arguments, environment: environment)
             outputs[arguments.joined(separator: " ")] = result.stdout + result.stderr
             return result
         }
@@ -227,6 +227,28 @@ import Testing
         _ = try await run(["history", "s.json", "--json"])
         let undo = try await run(["undo", "s.json", "--dry-run"])
         #expect(undo.status == 1, "a secret's value cannot be put back: \(undo.stderr)")
+        #expect(try await run(["check", "s.json"]).status == 0)
+        _ = try await run(["rename", "s.json", "token", "credential", "--dry-run"])
+        // An edit: the line of what it wrote, and the note of a conflict with another writer, name the key only.
+        let editor = sandbox.root.appendingPathComponent("editor.sh")
+        let tool = try Fixture.locate("codable-defaults")
+        try Data(
+            """
+            if [ -e '\(sandbox.root.path)/once' ]; then
+              '\(tool)' write s.json token --string other-s3cret-value || exit 7
+              printf '"again-s3cret-value"\\n' > "$1"
+            else
+              touch '\(sandbox.root.path)/once'
+              printf '"edited-s3cret-value"\\n' > "$1"
+            fi
+
+            """.utf8
+        ).write(to: editor)
+        let editing = ["VISUAL": "", "EDITOR": "sh \(editor.path)"]
+        let edit = try await run(["edit", "s.json", "token"], environment: editing)
+        #expect(edit.status == 0 && edit.stdout == "~ token\t<secret> → <secret>\n", "\(edit.stdout) \(edit.stderr)")
+        let conflict = try await run(["edit", "s.json", "token"], environment: editing)
+        #expect(conflict.status == 1 && conflict.stderr.contains("conflict"), "\(conflict.stderr)")
         try await sandbox.expectSuccess(["rename", "s.json", "token", "credential"])
         _ = try await run(["read", "s.json"])
         _ = try await run(["history", "s.json"])
@@ -236,7 +258,7 @@ import Testing
         let records = try sandbox.text(".s.json.history")
         #expect(!records.contains("s3cret"), "the history holds a secret: \(records)")
         let shown = try await sandbox.run(["read", "s.json", "credential", "--show-secrets"])
-        #expect(shown.status == 0 && shown.stdout == "\"second-s3cret-value\"\n", "\(shown.stdout) \(shown.stderr)")
+        #expect(shown.status == 0 && shown.stdout == "\"other-s3cret-value\"\n", "\(shown.stdout) \(shown.stderr)")
     }
 
     @Test func describeSaysWhatEachKeyIsAndWhereItsValueComesFrom() async throws {

@@ -59,9 +59,7 @@ struct CheckCommand: ToolCommand {
             }
         }
         // Text that is not JSON in etcd is no stored member, yet it is there: the store is not valid.
-        let unreadable = defaults.engine.unreadableNames().compactMap {
-            defaults.engine.unreadableValue(named: $0, secret: false)?.description
-        }
+        let unreadable = defaults.unreadableValues().map(\.description)
         if !unreadable.isEmpty { throw ToolError(.badFile, unreadable.joined(separator: "\n")) }
         let members = try tool.storedMembers(defaults, includingReserved: false)
         let counted = "\(members.count) \(members.count == 1 ? "key" : "keys")"

@@ -72,9 +72,7 @@ struct DiffCommand: ToolCommand {
             isSecret: { defaults.isSecret(forKey: $0) || otherStore.isSecret(forKey: $0) })
         try Output.print(lines.joined())
         // Text that is not JSON in etcd is no stored member, yet it is there: said, and the diff fails.
-        let unreadable = defaults.engine.unreadableNames().compactMap {
-            defaults.engine.unreadableValue(named: $0, secret: false)?.description
-        }
+        let unreadable = defaults.unreadableValues().map(\.description)
         if !unreadable.isEmpty { throw ToolError(.badFile, unreadable.joined(separator: "\n")) }
         if !lines.isEmpty { throw ToolError(.failure, nil) }
     }

@@ -94,9 +94,7 @@ struct EditCommand: ToolCommand {
     private func baseMembers(of defaults: Defaults, _ tool: Tool) throws(ToolError) -> [(key: String, value: JSONValue)]
     {
         // Text that is not JSON in etcd is no stored member, yet it is there: an edit would not show it.
-        let unreadable = defaults.engine.unreadableNames().filter { key == nil || $0 == key }.compactMap {
-            defaults.engine.unreadableValue(named: $0, secret: false)?.description
-        }
+        let unreadable = defaults.unreadableValues(including: { key == nil || $0 == key }).map(\.description)
         if !unreadable.isEmpty { throw ToolError(.badFile, unreadable.joined(separator: "\n")) }
         guard let key else { return try tool.storedMembers(defaults) }
         guard defaults.hasStoredValue(forKey: key) else {
@@ -255,11 +253,14 @@ struct EditCommand: ToolCommand {
         let conflicting = conflicts.map(\.change.key)
         if !tool.isDryRun {
             let written = changes.filter { change in !conflicting.contains { $0.utf8.elementsEqual(change.key.utf8) } }
-            try Output.print(DiffText.lines(written).joined())
+            try Output.print(DiffText.lines(written, isSecret: { defaults.isSecret(forKey: $0) }).joined())
         }
         for (change, current) in conflicts {
-            let theirs = current.map { "changed it to \(JSONText.compact($0))" } ?? "removed it"
-            let yours = change.new.map { "your \(JSONText.compact($0))" } ?? "your removal"
+            // A secret key's values are never quoted: the note says that it changed, not to what.
+            let secret = defaults.isSecret(forKey: change.key)
+            func shown(_ value: JSONValue) -> String { secret ? Tool.secretPlaceholder : JSONText.compact(value) }
+            let theirs = current.map { "changed it to \(shown($0))" } ?? "removed it"
+            let yours = change.new.map { "your \(shown($0))" } ?? "your removal"
             Output.printError(
                 "codable-defaults: \(tool.path(of: defaults)): key \(KeyText.message(change.key)): conflict: another "
                     + "writer \(theirs) since the copy was made; \(yours) was not written\n")

@@ -55,9 +55,7 @@ struct ReadCommand: ToolCommand {
         guard let key else {
             try Output.print(JSONText.pretty(members: try tool.storedMembers(defaults)) + "\n")
             // Text that is not JSON in etcd is no stored member, yet it is there: said, and the read fails.
-            let unreadable = defaults.engine.unreadableNames().compactMap {
-                defaults.engine.unreadableValue(named: $0, secret: false)?.description
-            }
+            let unreadable = defaults.unreadableValues().map(\.description)
             if !unreadable.isEmpty { throw ToolError(.badFile, unreadable.joined(separator: "\n")) }
             return
         }

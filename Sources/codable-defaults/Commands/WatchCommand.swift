@@ -94,7 +94,7 @@ struct WatchCommand: ToolCommand {
     private static func line(for key: String, in defaults: Defaults) -> String? {
         guard defaults.hasStoredValue(forKey: key) else {
             // Text that is not JSON in etcd is not a deletion: said on standard error, no line.
-            if let unreadable = defaults.engine.unreadableValue(named: key, secret: false) {
+            if let unreadable = defaults.unreadableValue(named: key) {
                 Output.printError(unreadable.description)
                 return nil
             }

@@ -35,7 +35,7 @@ extension Tool {
     ///   real run's update, which reads it under the lock, refuses it).
     func currentStoredValue(_ defaults: Defaults, key: String) throws(ToolError) -> JSONValue? {
         if let value = try storedOnlyValue(defaults, key: key) { return value }
-        if let unreadable = defaults.engine.unreadableValue(named: key, secret: false) {
+        if let unreadable = defaults.unreadableValue(named: key) {
             throw ToolError(.badFile, unreadable.description)
         }
         return nil
