@@ -222,9 +222,18 @@ private struct PythonTLSServer {
     let process: ChildProcess
     /// `https://127.0.0.1:PORT`.
     let url: String
+    /// The certificate the server presents (a client must trust it).
+    let made: TestCertificate
+
+    /// Makes a test certificate, starts `script` with it (off the cooperative pool), and waits for its port.
+    static func start(_ script: String, named name: String) async throws -> PythonTLSServer {
+        let made = try await TestCertificate()
+        return try await onThread { try PythonTLSServer(script, named: name, made) }
+    }
 
     /// Starts `script` (written next to `certificate`'s files as `name`) and waits for its port.
-    init(_ script: String, named name: String, _ certificate: TestCertificate) throws {
+    private init(_ script: String, named name: String, _ certificate: TestCertificate) throws {
+        made = certificate
         let python = try #require(findExecutable("python3"), "this test needs python3")
         let path = certificate.directory.file(name).path
         try script.write(toFile: path, atomically: true, encoding: .utf8)
@@ -279,11 +288,8 @@ struct EtcdHTTPSTrailerTests {
     /// swift-corelibs-foundation's URLSession (up to Swift 6.3.x) stops the process on an answer with a trailer
     /// (issue 5285): the store's process must instead get etcd's error, as a clear error, and end on its own terms.
     @Test func answersWithATrailerAreAnswersAndTheProcessGoesOn() async throws {
-        let made = try await TestCertificate()
-        let server = try await onThread {
-            try PythonTLSServer(TrailerServer.script, named: "trailer-server.py", made)
-        }
-        let url = server.url
+        let server = try await PythonTLSServer.start(TrailerServer.script, named: "trailer-server.py")
+        let (made, url) = (server.made, server.url)
         let outcome = try await onThread { () throws -> [[String]] in
             // A wrong password: refused (HTTP 400 and a trailer).
             let wrong = try startTrusting(made.certificate, [url, "myservice/", "--user", "root", "wrong"])
@@ -381,11 +387,8 @@ struct EtcdHTTPSRedirectTests {
     /// A watch or a write answered with a redirect to another port is an error naming the endpoint: no request
     /// ever reaches where the redirect points, so the token goes only to the configured endpoint.
     @Test func aRedirectIsNeverFollowedAndTheTokenGoesNowhereElse() async throws {
-        let made = try await TestCertificate()
-        let server = try await onThread {
-            try PythonTLSServer(RedirectingServer.script, named: "redirecting-server.py", made)
-        }
-        let url = server.url
+        let server = try await PythonTLSServer.start(RedirectingServer.script, named: "redirecting-server.py")
+        let (made, url) = (server.made, server.url)
         let outcome = try await onThread { () throws -> (lines: [String], printed: [String]) in
             let store = try startTrusting(made.certificate, [url, "myservice/", "--user", "reader", "right"])
             var lines = [try nextLine(store)]

@@ -329,10 +329,7 @@ struct EtcdLocalCopyTests {
                 _ = try service.ask("quit")
             }
             // The cluster comes back from an older state (here, none): its revisions start again below the copy's.
-            for member in server.members {
-                try await server.kill(member)
-                try FileManager.default.removeItem(atPath: member.dataDirectory)
-            }
+            try await server.killAndWipe()
             let service = try await onThread { try Service(endpoints, copy: copy) }
             for member in server.members { try await server.restart(member) }
             _ = try await server.etcdctl(["put", "myservice/theme", "\"restored\""])
@@ -373,10 +370,7 @@ struct EtcdLocalCopyTests {
             try edited.write(toFile: copy, atomically: true, encoding: .utf8)
             // The restored cluster: its revision between the copy's (31) and the service's last save (37), before
             // the service, opened while it is down, first reaches it.
-            for member in server.members {
-                try await server.kill(member)
-                try FileManager.default.removeItem(atPath: member.dataDirectory)
-            }
+            try await server.killAndWipe()
             for member in server.members { try await server.restart(member) }
             for index in 0..<33 { _ = try await server.etcdctl(["put", "myservice/filler", "\(index)"]) }
             for member in server.members { try await server.kill(member) }

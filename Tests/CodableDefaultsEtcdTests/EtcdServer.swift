@@ -287,6 +287,15 @@ final class EtcdServer: @unchecked Sendable {
         lock.withLock { member.process = nil }
     }
 
+    /// Kills every member (SIGKILL) and removes its data: started again, the cluster is a new, empty one on the
+    /// same ports (as one restored from a backup older than anything its clients saw).
+    func killAndWipe() async throws {
+        for member in members {
+            try await kill(member)
+            try FileManager.default.removeItem(atPath: member.dataDirectory)
+        }
+    }
+
     /// Starts `member` again on its ports and data, and waits until it is healthy.
     func restart(_ member: Member) async throws {
         try launch(member)

@@ -81,12 +81,7 @@ import Testing
     /// revisions as they are for `history`: the next save goes on from the last.
     @Test func theNextRevisionFollowsTheLastRecordHoweverItIsWritten() throws {
         let directory = try TemporaryDirectory()
-        let defaults = try openFresh(directory.file())
-        defaults[volume] = 0.1
-        try defaults.save()
-        defaults[volume] = 0.2
-        try defaults.save()
-        let historyFile = directory.file(".settings.json.history")
+        let (defaults, historyFile) = try twoSavesOfVolume(in: directory)
         let spaced = try text(historyFile).replacingOccurrences(of: "\":", with: "\" : ")
             .replacingOccurrences(of: "{\"", with: "{ \"")
         try write(spaced, to: historyFile)

@@ -389,12 +389,7 @@ import Testing
 
     @Test func aWholeLastRecordWithoutItsLineBreakIsKeptAndItsRevisionNotReused() throws {
         let directory = try TemporaryDirectory()
-        let defaults = try openFresh(directory.file())
-        defaults[volume] = 0.1
-        try defaults.save()
-        defaults[volume] = 0.2
-        try defaults.save()
-        let historyFile = directory.file(".settings.json.history")
+        let historyFile = try twoSavesOfVolume(in: directory).history
         var bytes = try bytes(historyFile)
         #expect(bytes.removeLast() == 0x0A)
         try Data(bytes).write(to: historyFile)
@@ -425,4 +420,14 @@ import Testing
         #expect(try subject.defaults.history().map(\.revision) == [1])
         #expect(subject.errors.errors.isEmpty, "the save's own error says it all")
     }
+}
+
+/// A store in `directory` whose `volume` (a `Double`) was saved twice, as 0.1 then 0.2, and its history file.
+func twoSavesOfVolume(in directory: TemporaryDirectory) throws -> (defaults: Defaults, history: URL) {
+    let defaults = try openFresh(directory.file())
+    for value in [0.1, 0.2] {
+        defaults.set(value, forKey: "volume")
+        try defaults.save()
+    }
+    return (defaults, directory.file(".settings.json.history"))
 }
