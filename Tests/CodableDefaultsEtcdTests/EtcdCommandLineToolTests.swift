@@ -400,6 +400,37 @@ struct EtcdCommandLineToolTests {
         }
     }
 
+    /// A plain-http endpoint that answers with a redirect (307, to another port) is an error naming the redirect:
+    /// no request reaches where it points, with the user's token or without.
+    @Test func aRedirectOfAPlainHTTPEndpointIsNeverFollowed() async throws {
+        let elsewhere = try TestTCPServer(.answer(Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}".utf8)))
+        let redirect =
+            "HTTP/1.1 307 Temporary Redirect\r\nLocation: \(elsewhere.url)/v3/kv/range\r\nContent-Length: 0\r\n"
+            + "Connection: close\r\n\r\n"
+        let server = try TestTCPServer(.answer(Array(redirect.utf8)))
+        defer { withExtendedLifetime((server, elsewhere)) {} }  // They close their listeners when they go away.
+        let run = try await toolWithErrors(["read", "--etcd", server.url, "--prefix", "p/", "v"])
+        #expect(run.status == .exited(4), "\(run.errors)")
+        #expect(run.errors.contains("a redirect, which is never followed"), "\(run.errors)")
+        #expect(!server.requests.isEmpty)
+        #expect(elsewhere.requests.isEmpty, "\(elsewhere.requests)")
+    }
+
+    /// A gateway that answers a revision etcd never gives (−2⁶³, whose `- 1` would trap) is refused, naming what
+    /// it said: `history` and `undo --dry-run` exit with 4 instead of stopping on a trap (exit 132).
+    @Test(arguments: [["history"], ["undo", "--dry-run"]])
+    func aRevisionEtcdNeverGivesIsAnErrorNotATrap(_ command: [String]) async throws {
+        let body =
+            #"{"header":{"revision":"7"},"kvs":[{"key":"cC92","value":"MQ==","mod_revision":"-9223372036854775808"}]}"#
+        let answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+            + "Connection: close\r\n\r\n" + body
+        let server = try TestTCPServer(.answer(Array(answer.utf8)))
+        defer { withExtendedLifetime(server) {} }  // It closes its listener when it goes away.
+        let run = try await toolWithErrors([command[0], "--etcd", server.url, "--prefix", "p/"] + command.dropFirst())
+        #expect(run.status == .exited(4), "\(run.errors)")
+        #expect(run.errors.contains("not a revision etcd gives"), "\(run.errors)")
+    }
+
     /// A port out of range never reaches a socket (it would wrap modulo 65536 and carry the password there):
     /// a usage error, and the server on the port it would wrap to hears nothing.
     @Test func anEtcdPortOutOfRangeIsAUsageErrorAndConnectsNowhere() async throws {

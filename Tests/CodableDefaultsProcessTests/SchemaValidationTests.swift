@@ -98,6 +98,38 @@ let hasPythonJSONSchema: Bool = {
         print("checked", count)
         """
 
+    /// The schema generated for a dictionary with a length, a struct with an optional property, an enum with
+    /// associated values and a string range takes every value the program can store, as python's validator says
+    /// too: a dictionary's other keys, the optional left out, the enum's other case, another string in the range.
+    @Test(.enabled(if: hasPythonJSONSchema, "needs python3 and its jsonschema package (python3-jsonschema)"))
+    func anIndependentValidatorTakesTheProgramsOtherValues() async throws {
+        struct Account: Codable, Sendable, Equatable {
+            var name: String
+            var nickname: String?
+        }
+        enum Mode: Codable, Sendable, Equatable {
+            case fixed(Int)
+            case named(String)
+        }
+        let limits = Defaults.Key<[String: Int]>("limits", default: ["a": 1], constraints: [.length(1...2)])
+        let account = Defaults.Key<Account>("account", default: Account(name: "Ann", nickname: "A"))
+        let mode = Defaults.Key<Mode>("mode", default: .fixed(1))
+        let word = Defaults.Key<String>("word", default: "m", constraints: [.range("a"..."z")])
+        let directory = try TemporaryDirectory()
+        try Defaults.writeSchema(for: [limits, account, mode, word], to: directory.file("store.schema.json"))
+        let defaults = try Defaults(url: directory.file("written.json"), saveMode: .manual)
+        try defaults.set(["b": 2, "c": 3], for: limits)
+        try defaults.set(Account(name: "Bo", nickname: nil), for: account)
+        try defaults.set(.named("x"), for: mode)
+        try defaults.set("q", for: word)
+        try await defaults.save()
+        #expect(try await validate(try text(directory.file("written.json")), in: directory) == [])
+        #expect(
+            try await validate(#"{"limits": {"a": 1, "b": 2, "c": 3}, "word": 1}"#, in: directory) == [
+                "$.limits", "$.word",
+            ])
+    }
+
     /// Schemas and documents both validators check, each keyword accepted and refused, numbers past `Double`,
     /// strings past one Unicode scalar a character, and names that differ only in normalization.
     private static let corpus: [String] = [
