@@ -421,7 +421,8 @@ struct EtcdCommandLineToolTests {
     @Test(arguments: [["history"], ["undo", "--dry-run"]])
     func aRevisionEtcdNeverGivesIsAnErrorNotATrap(_ command: [String]) async throws {
         let body =
-            #"{"header":{"revision":"7"},"kvs":[{"key":"cC92","value":"MQ==","mod_revision":"-9223372036854775808"}]}"#
+            #"{"header":{"revision":"7"},"kvs":[{"key":"cC92","value":"MQ==","#
+            + #""mod_revision":"-9223372036854775808"}]}"#
         let answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
             + "Connection: close\r\n\r\n" + body
         let server = try TestTCPServer(.answer(Array(answer.utf8)))
