@@ -423,7 +423,8 @@ struct EtcdCommandLineToolTests {
         let body =
             #"{"header":{"revision":"7"},"kvs":[{"key":"cC92","value":"MQ==","#
             + #""mod_revision":"-9223372036854775808"}]}"#
-        let answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+        let answer =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
             + "Connection: close\r\n\r\n" + body
         let server = try TestTCPServer(.answer(Array(answer.utf8)))
         defer { withExtendedLifetime(server) {} }  // It closes its listener when it goes away.
