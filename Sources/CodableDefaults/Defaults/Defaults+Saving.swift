@@ -21,8 +21,8 @@ extension Defaults {
     ///
     /// Blocks the calling thread while it writes (and while it waits for another process's lock). In `async`
     /// code, `save()` is the asynchronous form (`try await defaults.save()`), which saves on the store's queue
-    /// instead: Swift chooses the asynchronous overload wherever `await` is possible, so code that was written
-    /// as `try defaults.flush()` in an `async` function needs `await` once renamed. To block the calling thread
+    /// instead: Swift chooses the asynchronous overload wherever `await` is possible, so `try defaults.save()`
+    /// in an `async` function does not compile without `await`. To block the calling thread
     /// from `async` code anyway (rarely right: it holds a thread of Swift's cooperative pool, but an actor that
     /// must not be re-entered until the file is written may want it), call `save()` from a synchronous
     /// function or closure.
