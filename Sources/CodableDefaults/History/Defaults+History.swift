@@ -68,8 +68,8 @@ extension Defaults {
     ///   secret key would have to be restored (revert the other keys one by one); or what ``modify(_:_:)``
     ///   throws. Nothing is written then (`notDurable` alone means the change is written).
     @discardableResult
-    public func revert(toRevision revision: Int, dryRun: Bool = false) throws -> [HistoryEntry.Change] {
-        try store.revert(nil, to: .revision(revision), dryRun: dryRun)
+    public func revert(toRevision revision: Int, dryRun: Bool = false) throws(DefaultsError) -> [HistoryEntry.Change] {
+        try reverting { try store.revert(nil, to: .revision(revision), dryRun: dryRun) }
     }
 
     /// Puts the key `name` back to what it held at `revision`, as one new change; see
@@ -77,11 +77,11 @@ extension Defaults {
     ///
     /// - Throws: What ``revert(toRevision:dryRun:)`` throws; `reservedKey` for the schema version.
     @discardableResult
-    public func revert(forKey name: String, toRevision revision: Int, dryRun: Bool = false) throws
+    public func revert(forKey name: String, toRevision revision: Int, dryRun: Bool = false) throws(DefaultsError)
         -> [HistoryEntry.Change]
     {
         if let refusal = refusalIfAny(name) { throw refusal }
-        return try store.revert([MemberName(name)], to: .revision(revision), dryRun: dryRun)
+        return try reverting { try store.revert([MemberName(name)], to: .revision(revision), dryRun: dryRun) }
     }
 
     /// Puts the store back to what it held at `date` (after the last save recorded at or before it), as one new
@@ -90,17 +90,21 @@ extension Defaults {
     /// - Throws: What ``revert(toRevision:dryRun:)`` throws; `historyUnavailable` when `date` is before every
     ///   record the history kept and older ones were dropped.
     @discardableResult
-    public func revert(to date: Date, dryRun: Bool = false) throws -> [HistoryEntry.Change] {
-        try store.revert(nil, to: .revision(revision(at: date)), dryRun: dryRun)
+    public func revert(to date: Date, dryRun: Bool = false) throws(DefaultsError) -> [HistoryEntry.Change] {
+        let revision = try revision(at: date)
+        return try reverting { try store.revert(nil, to: .revision(revision), dryRun: dryRun) }
     }
 
     /// Puts the key `name` back to what it held at `date`; see ``revert(to:dryRun:)``.
     ///
     /// - Throws: What ``revert(to:dryRun:)`` throws; `reservedKey` for the schema version.
     @discardableResult
-    public func revert(forKey name: String, to date: Date, dryRun: Bool = false) throws -> [HistoryEntry.Change] {
+    public func revert(forKey name: String, to date: Date, dryRun: Bool = false) throws(DefaultsError)
+        -> [HistoryEntry.Change]
+    {
         if let refusal = refusalIfAny(name) { throw refusal }
-        return try store.revert([MemberName(name)], to: .revision(revision(at: date)), dryRun: dryRun)
+        let revision = try revision(at: date)
+        return try reverting { try store.revert([MemberName(name)], to: .revision(revision), dryRun: dryRun) }
     }
 
     /// Undoes the last save recorded (by any process): its keys go back to what they held before it, as one
@@ -111,8 +115,8 @@ extension Defaults {
     ///
     /// - Throws: What ``revert(toRevision:dryRun:)`` throws.
     @discardableResult
-    public func undo(dryRun: Bool = false) throws -> [HistoryEntry.Change] {
-        try store.revert(nil, to: .beforeLastSave, dryRun: dryRun)
+    public func undo(dryRun: Bool = false) throws(DefaultsError) -> [HistoryEntry.Change] {
+        try reverting { try store.revert(nil, to: .beforeLastSave, dryRun: dryRun) }
     }
 
     /// Undoes the last recorded change of the key `name`: it goes back to what it held before that save, as one
@@ -122,9 +126,24 @@ extension Defaults {
     /// - Throws: What ``revert(toRevision:dryRun:)`` throws; `historyUnavailable` when no recorded save changed
     ///   `name`.
     @discardableResult
-    public func undo(forKey name: String, dryRun: Bool = false) throws -> [HistoryEntry.Change] {
+    public func undo(forKey name: String, dryRun: Bool = false) throws(DefaultsError) -> [HistoryEntry.Change] {
         if let refusal = refusalIfAny(name) { throw refusal }
-        return try store.revert([MemberName(name)], to: .beforeLastSave, dryRun: dryRun)
+        return try reverting { try store.revert([MemberName(name)], to: .beforeLastSave, dryRun: dryRun) }
+    }
+
+    /// Runs a revert of the store given no `check`: it then throws only ``DefaultsError``s (its retry is its own),
+    /// which this passes on typed. Another error would be a new kind of failure inside the revert: it is reported
+    /// as a `DefaultsError` all the same, never dropped.
+    private func reverting(
+        _ body: () throws -> [HistoryEntry.Change]
+    ) throws(DefaultsError) -> [HistoryEntry.Change] {
+        do {
+            return try body()
+        } catch let error as DefaultsError {
+            throw error
+        } catch {
+            throw DefaultsError(.invalidArgument, "the revert failed: \(error)", path: store.path)
+        }
     }
 
     /// What a revert of the tool goes back to.
