@@ -27,7 +27,7 @@ import Testing
         for (index, entry) in history.enumerated() {
             let n = index + 1
             #expect(entry.revision == n)
-            let expected = HistoryEntry.Change(
+            let expected = Defaults.HistoryEntry.Change(
                 key: "count", oldValue: n == 1 ? .absent : .json(.number(JSONNumber(n - 1))),
                 newValue: .json(.number(JSONNumber(n))))
             #expect(entry.changes == [expected], "revision \(n)")

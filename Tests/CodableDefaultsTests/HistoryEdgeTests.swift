@@ -50,7 +50,7 @@ import Testing
             try #require(descriptor >= 0)
             defer { close(descriptor) }
             try #require(flock(descriptor, LOCK_EX) == 0)
-            let undone = Recorder<Result<[HistoryEntry.Change], DefaultsError>>()
+            let undone = Recorder<Result<[Defaults.HistoryEntry.Change], DefaultsError>>()
             let thread = Thread {
                 do {
                     undone.append(.success(try defaults.undo()))
@@ -184,13 +184,15 @@ import Testing
 
     /// Dates at the ends of the calendar, or not a number, neither trap nor shift a millisecond.
     @Test func datesBeyondTheMillisecondsOfAnInt64NeitherTrapNorMisprint() throws {
-        #expect(HistoryEntry.timeText(Date(timeIntervalSince1970: -0.001)) == "1969-12-31T23:59:59.999Z")
-        #expect(HistoryEntry.timeText(Date(timeIntervalSince1970: -86_400.123)) == "1969-12-30T23:59:59.877Z")
-        #expect(HistoryEntry.timeText(Date(timeIntervalSince1970: 1_764_892_800.789)) == "2025-12-05T00:00:00.789Z")
+        #expect(Defaults.HistoryEntry.timeText(Date(timeIntervalSince1970: -0.001)) == "1969-12-31T23:59:59.999Z")
+        #expect(Defaults.HistoryEntry.timeText(Date(timeIntervalSince1970: -86_400.123)) == "1969-12-30T23:59:59.877Z")
+        #expect(
+            Defaults.HistoryEntry.timeText(Date(timeIntervalSince1970: 1_764_892_800.789)) == "2025-12-05T00:00:00.789Z"
+        )
         for seconds in [1e17, -1e17, .infinity, -.infinity, 9.3e15, -9.3e15] {
-            #expect(!HistoryEntry.timeText(Date(timeIntervalSince1970: seconds)).isEmpty)
+            #expect(!Defaults.HistoryEntry.timeText(Date(timeIntervalSince1970: seconds)).isEmpty)
         }
-        #expect(HistoryEntry.timeText(Date(timeIntervalSince1970: .nan)) == "NaN")
+        #expect(Defaults.HistoryEntry.timeText(Date(timeIntervalSince1970: .nan)) == "NaN")
 
         let directory = try TemporaryDirectory()
         let defaults = try openFresh(directory.file())

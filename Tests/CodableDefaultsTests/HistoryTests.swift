@@ -295,8 +295,8 @@ import Testing
         #expect(HistoryTime.milliseconds(text: "2026-02-30T04:05:06Z") == nil)
         #expect(HistoryTime.milliseconds(text: "2026-12-03T24:00:00Z") == nil)
         #expect(HistoryTime.milliseconds(text: "2026-12-03T04:05:06.7Z") == 1_796_270_706_700)
-        let date = try #require(HistoryEntry.date(fromTimeText: "2026-12-03T04:05:06.789Z"))
-        #expect(HistoryEntry.timeText(date) == "2026-12-03T04:05:06.789Z")
+        let date = try #require(Defaults.HistoryEntry.date(fromTimeText: "2026-12-03T04:05:06.789Z"))
+        #expect(Defaults.HistoryEntry.timeText(date) == "2026-12-03T04:05:06.789Z")
     }
 }
 

@@ -13,21 +13,21 @@ extension Defaults {
     /// value before and after, when, by whom, under a revision that only grows. A store file keeps its history
     /// beside it in `.<name>.history` (JSON Lines, one record a save; see the History article), bounded by
     /// ``Options/history`` (by default the last 100 saves or 1 MiB). A secret key's change is recorded without
-    /// its values (``HistoryEntry/Value/secret``). A store in memory keeps none: this returns an empty array.
+    /// its values (``Defaults/HistoryEntry/Value/secret``). A store in memory keeps none: this returns an empty array.
     ///
     /// Reads the history file; takes no lock, so it may run while another process saves (its record, still being
     /// written, is then not seen). A record a crash cut short is skipped, and reported once to the error handler.
     ///
     /// - Throws: ``DefaultsError`` (`readFailed`, `fileTooLarge`, `notARegularFile`) when the history file exists
     ///   but cannot be read.
-    public func history() throws(DefaultsError) -> [HistoryEntry] {
+    public func history() throws(DefaultsError) -> [Defaults.HistoryEntry] {
         try store.historyRecords().reversed().map(\.entry)
     }
 
     /// The saves that changed `name`, newest first, each with only that key's change; see ``history()``.
     ///
     /// - Throws: What ``history()`` throws.
-    public func history(forKey name: String) throws(DefaultsError) -> [HistoryEntry] {
+    public func history(forKey name: String) throws(DefaultsError) -> [Defaults.HistoryEntry] {
         try store.historyRecords().reversed().compactMap { record in
             var narrowed = record
             narrowed.changes = record.changes.filter { $0.name.utf8.elementsEqual(name.utf8) }
@@ -38,7 +38,7 @@ extension Defaults {
     /// The saves that changed `key`, newest first; see ``history(forKey:)``.
     ///
     /// - Throws: What ``history()`` throws.
-    public func history<Value>(for key: Key<Value>) throws(DefaultsError) -> [HistoryEntry] {
+    public func history<Value>(for key: Key<Value>) throws(DefaultsError) -> [Defaults.HistoryEntry] {
         if key.isSecret { store.markSecret([key.name]) }
         return try history(forKey: key.name)
     }
@@ -49,7 +49,7 @@ extension Defaults {
     ///
     /// The revert is atomic, as ``modify(_:_:)`` is: under the store's lock and the file's lock file, the history
     /// is read again (a save another process recorded meanwhile is taken into account), the keys are written
-    /// durably, and the history records the change as ``HistoryEntry/Kind/revert(toRevision:)``. It is itself a
+    /// durably, and the history records the change as ``Defaults/HistoryEntry/Kind/revert(toRevision:)``. It is itself a
     /// change: reverting it (or undoing it) brings the values back. Observers are told as for any change. Keys no
     /// save after `revision` changed are not touched; an unsaved change of a reverted key is replaced.
     ///
@@ -68,7 +68,9 @@ extension Defaults {
     ///   secret key would have to be restored (revert the other keys one by one); or what ``modify(_:_:)``
     ///   throws. Nothing is written then (`notDurable` alone means the change is written).
     @discardableResult
-    public func revert(toRevision revision: Int, dryRun: Bool = false) throws(DefaultsError) -> [HistoryEntry.Change] {
+    public func revert(toRevision revision: Int, dryRun: Bool = false) throws(DefaultsError) -> [Defaults.HistoryEntry
+        .Change]
+    {
         try reverting { try store.revert(nil, to: .revision(revision), dryRun: dryRun) }
     }
 
@@ -78,7 +80,7 @@ extension Defaults {
     /// - Throws: What ``revert(toRevision:dryRun:)`` throws; `reservedKey` for the schema version.
     @discardableResult
     public func revert(forKey name: String, toRevision revision: Int, dryRun: Bool = false) throws(DefaultsError)
-        -> [HistoryEntry.Change]
+        -> [Defaults.HistoryEntry.Change]
     {
         if let refusal = refusalIfAny(name) { throw refusal }
         return try reverting { try store.revert([MemberName(name)], to: .revision(revision), dryRun: dryRun) }
@@ -90,7 +92,7 @@ extension Defaults {
     /// - Throws: What ``revert(toRevision:dryRun:)`` throws; `historyUnavailable` when `date` is before every
     ///   record the history kept and older ones were dropped.
     @discardableResult
-    public func revert(to date: Date, dryRun: Bool = false) throws(DefaultsError) -> [HistoryEntry.Change] {
+    public func revert(to date: Date, dryRun: Bool = false) throws(DefaultsError) -> [Defaults.HistoryEntry.Change] {
         let revision = try revision(at: date)
         return try reverting { try store.revert(nil, to: .revision(revision), dryRun: dryRun) }
     }
@@ -100,7 +102,7 @@ extension Defaults {
     /// - Throws: What ``revert(to:dryRun:)`` throws; `reservedKey` for the schema version.
     @discardableResult
     public func revert(forKey name: String, to date: Date, dryRun: Bool = false) throws(DefaultsError)
-        -> [HistoryEntry.Change]
+        -> [Defaults.HistoryEntry.Change]
     {
         if let refusal = refusalIfAny(name) { throw refusal }
         let revision = try revision(at: date)
@@ -115,7 +117,7 @@ extension Defaults {
     ///
     /// - Throws: What ``revert(toRevision:dryRun:)`` throws.
     @discardableResult
-    public func undo(dryRun: Bool = false) throws(DefaultsError) -> [HistoryEntry.Change] {
+    public func undo(dryRun: Bool = false) throws(DefaultsError) -> [Defaults.HistoryEntry.Change] {
         try reverting { try store.revert(nil, to: .beforeLastSave, dryRun: dryRun) }
     }
 
@@ -126,7 +128,8 @@ extension Defaults {
     /// - Throws: What ``revert(toRevision:dryRun:)`` throws; `historyUnavailable` when no recorded save changed
     ///   `name`.
     @discardableResult
-    public func undo(forKey name: String, dryRun: Bool = false) throws(DefaultsError) -> [HistoryEntry.Change] {
+    public func undo(forKey name: String, dryRun: Bool = false) throws(DefaultsError) -> [Defaults.HistoryEntry.Change]
+    {
         if let refusal = refusalIfAny(name) { throw refusal }
         return try reverting { try store.revert([MemberName(name)], to: .beforeLastSave, dryRun: dryRun) }
     }
@@ -135,8 +138,8 @@ extension Defaults {
     /// which this passes on typed. Another error would be a new kind of failure inside the revert: it is reported
     /// as a `DefaultsError` all the same, never dropped.
     private func reverting(
-        _ body: () throws -> [HistoryEntry.Change]
-    ) throws(DefaultsError) -> [HistoryEntry.Change] {
+        _ body: () throws -> [Defaults.HistoryEntry.Change]
+    ) throws(DefaultsError) -> [Defaults.HistoryEntry.Change] {
         do {
             return try body()
         } catch let error as DefaultsError {
@@ -164,7 +167,7 @@ extension Defaults {
     package func revert(
         forKey name: String?, to point: RevertPoint, dryRun: Bool,
         check: @escaping (_ changes: [(key: String, value: JSONValue?)]) throws -> Void
-    ) throws -> [HistoryEntry.Change] {
+    ) throws -> [Defaults.HistoryEntry.Change] {
         if let name, let refusal = refusalIfAny(name) { throw refusal }
         let names = name.map { Set([MemberName($0)]) }
         let target: Store.RevertTarget =

@@ -11,16 +11,16 @@
     import Musl
 #endif
 
-extension HistoryEntry.Author {
+extension Defaults.HistoryEntry.Author {
     /// This process: its identifier now, and the user, program and host looked up once.
-    package static var current: HistoryEntry.Author {
+    package static var current: Defaults.HistoryEntry.Author {
         var author = lookedUp
         author.processID = getpid()
         return author
     }
 
     /// The user, program and host of this process, looked up on first use.
-    private static let lookedUp = HistoryEntry.Author(
+    private static let lookedUp = Defaults.HistoryEntry.Author(
         processID: 0, user: userName(), program: ProcessInfo.processInfo.processName, host: hostName())
 
     /// The effective user's name from the user database, else its number.

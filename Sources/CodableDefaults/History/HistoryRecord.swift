@@ -52,15 +52,16 @@ package struct HistoryRecord: Sendable, Equatable {
     /// When, in milliseconds since 1970 (UTC).
     package var milliseconds: Int64
     /// Who.
-    package var author: HistoryEntry.Author
+    package var author: Defaults.HistoryEntry.Author
     /// A save or a revert.
-    package var kind: HistoryEntry.Kind
+    package var kind: Defaults.HistoryEntry.Kind
     /// The changes, sorted by the names' UTF-8 bytes.
     package var changes: [Change]
 
     /// A record of these parts; `changes` are sorted by name.
     package init(
-        revision: Int, milliseconds: Int64, author: HistoryEntry.Author, kind: HistoryEntry.Kind, changes: [Change]
+        revision: Int, milliseconds: Int64, author: Defaults.HistoryEntry.Author, kind: Defaults.HistoryEntry.Kind,
+        changes: [Change]
     ) {
         self.revision = revision
         self.milliseconds = milliseconds
@@ -70,7 +71,7 @@ package struct HistoryRecord: Sendable, Equatable {
     }
 
     /// The public value: compact JSON parsed into a ``JSONValue``.
-    static func value(_ value: Value) -> HistoryEntry.Value {
+    static func value(_ value: Value) -> Defaults.HistoryEntry.Value {
         switch value {
         case .absent: return .absent
         case .secret: return .secret
@@ -86,12 +87,14 @@ package struct HistoryRecord: Sendable, Equatable {
     }
 
     /// The public entry: values parsed into ``JSONValue``s.
-    package var entry: HistoryEntry {
+    package var entry: Defaults.HistoryEntry {
         let value = Self.value
-        return HistoryEntry(
+        return Defaults.HistoryEntry(
             revision: revision, date: Date(timeIntervalSince1970: Double(milliseconds) / 1000), author: author,
             kind: kind,
-            changes: changes.map { HistoryEntry.Change(key: $0.name, oldValue: value($0.old), newValue: value($0.new)) }
+            changes: changes.map {
+                Defaults.HistoryEntry.Change(key: $0.name, oldValue: value($0.old), newValue: value($0.new))
+            }
         )
     }
 
@@ -224,7 +227,7 @@ package struct HistoryRecord: Sendable, Equatable {
             throw Malformed(message: "the record's \"time\" is not a UTC time")
         }
         milliseconds = time
-        author = HistoryEntry.Author(
+        author = Defaults.HistoryEntry.Author(
             processID: Int32(truncatingIfNeeded: try integer("pid")), user: try string("user"),
             program: try string("program"), host: try string("host"))
         switch try string("kind") {
@@ -274,7 +277,7 @@ enum HistoryTime {
     static func now() -> Int64 { milliseconds(of: Date()) ?? 0 }
 
     /// The millisecond `date` falls in, since 1970: the whole milliseconds, where a date made from a millisecond
-    /// (`Date(timeIntervalSince1970: Double(ms) / 1000)`, as a record's ``HistoryEntry/date`` is) gives that
+    /// (`Date(timeIntervalSince1970: Double(ms) / 1000)`, as a record's ``Defaults/HistoryEntry/date`` is) gives that
     /// millisecond back, before 1970 too, though its `Double` is a hair below it. `nil` for a date that is not a
     /// number or beyond what milliseconds in an `Int64` hold (about 292 million years from 1970).
     static func milliseconds(of date: Date) -> Int64? {

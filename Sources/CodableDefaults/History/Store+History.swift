@@ -53,7 +53,7 @@ extension Store {
     func revert(
         _ names: Set<MemberName>?, to target: RevertTarget, dryRun: Bool = false,
         check: ((_ changes: [(name: String, new: [UInt8]?)]) throws -> Void)? = nil
-    ) throws -> [HistoryEntry.Change] {
+    ) throws -> [Defaults.HistoryEntry.Change] {
         // The keys to restore are found from the history before the locks are taken; under them, the history is
         // read again, and the revert starts over (the target found anew) when another writer recorded a save in
         // between.
@@ -115,7 +115,7 @@ extension Store {
             }
             return zip(made, secret).map { made, secret in
                 let change = HistoryRecord.Change(name: made.name, old: made.old, new: made.new, secret: secret)
-                return HistoryEntry.Change(
+                return Defaults.HistoryEntry.Change(
                     key: made.name, oldValue: HistoryRecord.value(change.old), newValue: HistoryRecord.value(change.new)
                 )
             }

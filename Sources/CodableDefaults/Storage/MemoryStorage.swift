@@ -46,7 +46,7 @@ final class MemoryStorage: Storage {
     }
 
     func update(
-        reading names: [String], as kind: HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
+        reading names: [String], as kind: Defaults.HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
     ) -> StorageWrite {
         let injected: [MemberChange] = state.withLock { state in
             defer { state.injected = [] }

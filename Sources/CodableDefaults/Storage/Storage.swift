@@ -121,7 +121,7 @@ package protocol Storage: AnyObject, Sendable {
     ///
     /// `kind` is what the history records of the write (a revert, or a plain save).
     func update(
-        reading names: [String], as kind: HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
+        reading names: [String], as kind: Defaults.HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
     ) -> StorageWrite
 
     /// The most keys one ``update(reading:as:_:)`` may read and change: `Int.max` for the file and memory engines;

@@ -20,7 +20,7 @@ extension Store {
     ///   as before (except what other writers stored, taken in); `notDurable` alone means the values are
     ///   written and taken.
     func modify<Result>(
-        _ names: [String], secretNames: Set<String> = [], as kind: HistoryEntry.Kind = .save,
+        _ names: [String], secretNames: Set<String> = [], as kind: Defaults.HistoryEntry.Kind = .save,
         _ body: (inout [[UInt8]?]) throws -> Result
     ) throws -> Result {
         var changed = Set<MemberName>()
@@ -43,7 +43,7 @@ extension Store {
 
     /// The body of ``modify(_:_:)``, with the save lock held.
     private func modifyHoldingLock<Result>(
-        _ names: [String], _ secretNames: Set<String>, _ kind: HistoryEntry.Kind,
+        _ names: [String], _ secretNames: Set<String>, _ kind: Defaults.HistoryEntry.Kind,
         _ body: (inout [[UInt8]?]) throws -> Result, changed: inout Set<MemberName>, merged: inout Set<MemberName>,
         historyFailure: inout DefaultsError?
     ) -> Swift.Result<Result, any Error> {

@@ -39,7 +39,7 @@ extension EtcdStorage {
     /// The record line a transaction of `changes` puts as `kind`: their names (a secret key's marked so: its values
     /// are never read back), the time, this process; `nil` when the history is off or nothing is recorded (the
     /// reserved schema version is not a user's change). Its `revision` is 0: the record's etcd revision is its own.
-    func record(of changes: [MemberChange], as kind: HistoryEntry.Kind) -> [UInt8]? {
+    func record(of changes: [MemberChange], as kind: Defaults.HistoryEntry.Kind) -> [UInt8]? {
         guard historyLimit.isEnabled else { return nil }
         let recorded = changes.filter { $0.name != Defaults.schemaVersionKey }.map { change in
             let value: HistoryRecord.Value = change.secret ? .secret : .absent

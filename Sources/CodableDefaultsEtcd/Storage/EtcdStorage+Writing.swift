@@ -101,14 +101,14 @@ extension EtcdStorage {
     }
 
     package func update(
-        reading names: [String], as kind: HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
+        reading names: [String], as kind: Defaults.HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
     ) -> StorageWrite {
         writing.withLock { _ in updateHoldingLock(reading: names, as: kind, transform) }
     }
 
     /// ``update(reading:as:_:)``, holding ``writing``.
     private func updateHoldingLock(
-        reading names: [String], as kind: HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
+        reading names: [String], as kind: Defaults.HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
     ) -> StorageWrite {
         guard names.count <= maximumKeysPerUpdate else {
             return StorageWrite(
@@ -184,7 +184,7 @@ extension EtcdStorage {
     /// Sends one transaction of `changes` under `compares`, with the history record of the changes as `kind`
     /// (unless the history is off); returns whether it was applied.
     func commit(
-        _ changes: [MemberChange], compares: [EtcdCompare], as kind: HistoryEntry.Kind = .save
+        _ changes: [MemberChange], compares: [EtcdCompare], as kind: Defaults.HistoryEntry.Kind = .save
     ) -> Result<Bool, CommitFailure> {
         var operations: [EtcdOperation] = changes.map { change in
             let key = prefix + Array(change.name.utf8)

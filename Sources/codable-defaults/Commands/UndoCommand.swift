@@ -80,7 +80,7 @@ struct UndoCommand: ToolCommand {
         if !to.isEmpty, to.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
             guard let revision = Int(to) else { throw .usage("--to \(shellQuoted(to)): the revision is too large") }
             target = .revision(revision)
-        } else if let date = HistoryEntry.date(fromTimeText: to) {
+        } else if let date = Defaults.HistoryEntry.date(fromTimeText: to) {
             target = .time(date)
         } else {
             throw .usage(
@@ -104,7 +104,9 @@ struct UndoCommand: ToolCommand {
 
     /// Reverts through the library, under the store's lock; returns the changes it made. With `dryRun`, the
     /// library says what it would change, from the history and the store as they are read, and writes nothing.
-    private func revert(_ defaults: Defaults, _ tool: Tool, dryRun: Bool) throws(ToolError) -> [HistoryEntry.Change] {
+    private func revert(_ defaults: Defaults, _ tool: Tool, dryRun: Bool) throws(ToolError) -> [Defaults.HistoryEntry
+        .Change]
+    {
         let point: Defaults.RevertPoint =
             switch target {
             case .last: .beforeLastSave

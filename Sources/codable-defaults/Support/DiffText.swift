@@ -50,14 +50,14 @@ enum DiffText {
     }
 
     /// The line of each change a store's history recorded (or a revert made), in the order given, as
-    /// the lines of `diff` are written; a secret value (``HistoryEntry/Value/secret``) is written `<secret>`
+    /// the lines of `diff` are written; a secret value (``Defaults/HistoryEntry/Value/secret``) is written `<secret>`
     /// (not JSON, so a script tells it apart), as `explain` writes one.
-    static func lines(_ changes: [HistoryEntry.Change]) -> [String] {
+    static func lines(_ changes: [Defaults.HistoryEntry.Change]) -> [String] {
         changes.compactMap { change in line(change.key, text(of: change.oldValue), text(of: change.newValue)) }
     }
 
     /// A history value as a line shows it: compact JSON, `<secret>`, or `nil` when absent.
-    private static func text(of value: HistoryEntry.Value) -> String? {
+    private static func text(of value: Defaults.HistoryEntry.Value) -> String? {
         switch value {
         case .absent: nil
         case .json(let value): JSONText.compact(value)

@@ -1,7 +1,7 @@
 import CodableDefaults
 import Foundation
 
-/// How `history` prints a store's history (its times as the library writes them, ``HistoryEntry/timeText(_:)``).
+/// How `history` prints a store's history (its times as the library writes them, ``Defaults/HistoryEntry/timeText(_:)``).
 ///
 /// A save is a block: a header line, `REVISION  TIME  USER@HOST  PROGRAM[PID]`, followed by `  (revert to N)`
 /// for a revert, then a line per key it changed, as ``DiffText`` writes them (a secret value as `<secret>`).
@@ -10,8 +10,8 @@ import Foundation
 /// `"kind":"save","changes":{"volume":{"old":0.5,"new":0.8},"token":{"secret":"changed"}}}`.
 enum HistoryText {
     /// The block of `entry`: its header line and a line per change, each ending with a newline.
-    static func block(_ entry: HistoryEntry) -> String {
-        var header = "\(entry.revision)  \(HistoryEntry.timeText(entry.date))  "
+    static func block(_ entry: Defaults.HistoryEntry) -> String {
+        var header = "\(entry.revision)  \(Defaults.HistoryEntry.timeText(entry.date))  "
         header += "\(KeyText.line(entry.author.user))@\(KeyText.line(entry.author.host))  "
         header += "\(KeyText.line(entry.author.program))[\(entry.author.processID)]"
         if case .revert(let revision) = entry.kind { header += "  (revert to \(revision))" }
@@ -26,9 +26,9 @@ enum HistoryText {
     /// (absent when it removed it), each the value as compact JSON; or, for a secret key, only
     /// `"secret":"added"`, `"removed"` or `"changed"`. Written by hand, so two keys that differ only in Unicode
     /// normalization stay two members.
-    static func jsonLine(_ entry: HistoryEntry) -> String {
+    static func jsonLine(_ entry: Defaults.HistoryEntry) -> String {
         func quoted(_ text: String) -> String { JSONText.compact(.string(text)) }
-        var line = "{\"revision\":\(entry.revision),\"time\":\(quoted(HistoryEntry.timeText(entry.date)))"
+        var line = "{\"revision\":\(entry.revision),\"time\":\(quoted(Defaults.HistoryEntry.timeText(entry.date)))"
         line += ",\"pid\":\(entry.author.processID),\"user\":\(quoted(entry.author.user))"
         line += ",\"program\":\(quoted(entry.author.program)),\"host\":\(quoted(entry.author.host))"
         switch entry.kind {
@@ -51,8 +51,8 @@ enum HistoryText {
         return line + ",\"changes\":{" + changes.joined(separator: ",") + "}}\n"
     }
 
-    /// The keys any of `history`'s changes shows as secret (``HistoryEntry/Value/secret``), sorted by UTF-8 bytes.
-    static func secretKeys(in history: [HistoryEntry]) -> [String] {
+    /// The keys any of `history`'s changes shows as secret (``Defaults/HistoryEntry/Value/secret``), sorted by UTF-8 bytes.
+    static func secretKeys(in history: [Defaults.HistoryEntry]) -> [String] {
         var keys: [String] = []
         var seen = Set<[UInt8]>()
         for entry in history {
@@ -63,8 +63,10 @@ enum HistoryText {
         return keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
-    /// `changes` with the values of `secretKeys` written as ``HistoryEntry/Value/secret``.
-    static func withholding(_ secretKeys: [String], in changes: [HistoryEntry.Change]) -> [HistoryEntry.Change] {
+    /// `changes` with the values of `secretKeys` written as ``Defaults/HistoryEntry/Value/secret``.
+    static func withholding(
+        _ secretKeys: [String], in changes: [Defaults.HistoryEntry.Change]
+    ) -> [Defaults.HistoryEntry.Change] {
         let secret = Set(secretKeys.map { Array($0.utf8) })
         return changes.map { change in
             guard secret.contains(Array(change.key.utf8)) else { return change }

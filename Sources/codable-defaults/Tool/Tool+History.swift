@@ -6,7 +6,7 @@ extension Tool {
     /// that key's change.
     ///
     /// - Throws: The library's error, with its exit status (4 for a history file that cannot be read).
-    func history(_ defaults: Defaults, forKey key: String? = nil) throws(ToolError) -> [HistoryEntry] {
+    func history(_ defaults: Defaults, forKey key: String? = nil) throws(ToolError) -> [Defaults.HistoryEntry] {
         do throws(DefaultsError) {
             if let key { return try defaults.history(forKey: key) }
             return try defaults.history()

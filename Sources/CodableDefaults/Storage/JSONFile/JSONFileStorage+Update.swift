@@ -1,6 +1,6 @@
 extension JSONFileStorage {
     func update(
-        reading names: [String], as kind: HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
+        reading names: [String], as kind: Defaults.HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
     ) -> StorageWrite {
         var outside: StorageContent?
         var historyFailure: DefaultsError?

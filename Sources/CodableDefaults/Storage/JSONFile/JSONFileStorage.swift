@@ -187,7 +187,7 @@ final class JSONFileStorage: Storage {
     /// stamp the schema version, splice the changes into the image, write, and record the save in the history
     /// (as `kind`; a failure to record goes to `historyFailure`, the save stands).
     func write(
-        _ changes: [MemberChange], as kind: HistoryEntry.Kind, state: inout DiskState,
+        _ changes: [MemberChange], as kind: Defaults.HistoryEntry.Kind, state: inout DiskState,
         outside: inout StorageContent?, historyFailure: inout DefaultsError?
     ) throws(DefaultsError) -> (stamped: [MemberChange], notDurable: DefaultsError?) {
         let identity = try file.currentIdentity()
@@ -245,7 +245,7 @@ final class JSONFileStorage: Storage {
                     + "change it claims)"
             } else if !recorded.isEmpty {
                 do throws(DefaultsError) {
-                    let author = HistoryEntry.Author.current
+                    let author = Defaults.HistoryEntry.Author.current
                     let time = HistoryTime.now()
                     _ = try historyLog.append(
                         {
