@@ -426,12 +426,16 @@ import Testing
         let reported = Recorder<DefaultsError>()
         let defaults = try open(dir, reported: reported)
         defaults.set(secret, forKey: "mode")
+        // Before any key declares the name secret, a read shows the decoder's words, value and all: the test can see
+        // it.
+        let plain = Defaults.Key<Mode>("mode", default: .fast)
+        #expect(try #require(loudError(defaults, plain)).description.contains(secret))
         let secretKey = Defaults.Key<Mode>("mode", default: .fast, secret: true)
         let unsaved = try #require(loudError(defaults, secretKey))
         #expect(!unsaved.description.contains(secret), "\(unsaved)")
-        // The same read of a key not marked secret shows the decoder's words, value and all: the test can see it.
-        #expect(
-            try #require(loudError(defaults, Defaults.Key<Mode>("mode", default: .fast))).description.contains(secret))
+        // Once a key declared it secret, the name is secret for every read: the first error is not served again.
+        let again = try #require(loudError(defaults, plain))
+        #expect(!again.description.contains(secret), "\(again)")
         try defaults.save()
         let error = #expect(throws: DefaultsError.self) { try defaults.modify(secretKey) { $0 = .slow } }
         #expect(error?.code == .decodingFailed)

@@ -198,10 +198,14 @@ final class Slot<Value>: AnySlot {
     var value: Value
     /// Why the stored value did not decode, if it did not.
     var error: DefaultsError?
+    /// Whether ``error`` was made for a secret name (it quotes none of the value). An error made before the name
+    /// became secret (a key declaring it so, the history marking it) is not served once it is: it is made again.
+    let isSecret: Bool
 
-    init(cell: Cell, version: UInt64, value: Value, error: DefaultsError?) {
+    init(cell: Cell, version: UInt64, value: Value, error: DefaultsError?, isSecret: Bool = false) {
         self.value = value
         self.error = error
+        self.isSecret = isSecret
         super.init(cell: cell, version: version)
     }
 }

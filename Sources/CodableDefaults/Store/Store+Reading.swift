@@ -33,7 +33,11 @@ extension Store {
                 let cell = state.cell(named: key.name)
                 if let any = state.caches[key.id] {
                     let slot = unsafeDowncast(any, to: Slot<Value>.self)
-                    if slot.version == cell.version { return .cached(slot.value, slot.error) }
+                    if slot.version == cell.version,
+                        slot.error == nil || slot.isSecret || !(key.isSecret || cell.isSecret)
+                    {
+                        return .cached(slot.value, slot.error)
+                    }
                 }
                 // A name marked secret (by the history, or a tool) is secret whatever the key says.
                 return .decode(cell, cell.version, cell.effective, cell.origin, secret: key.isSecret || cell.isSecret)
@@ -74,7 +78,8 @@ extension Store {
             let installed: Bool = state.withLock { state in
                 // Changed while decoding: decode the newer value.
                 guard cell.version == version else { return false }
-                state.caches.install(Slot(cell: cell, version: version, value: value, error: error), for: key)
+                state.caches.install(
+                    Slot(cell: cell, version: version, value: value, error: error, isSecret: secret), for: key)
                 return true
             }
             guard installed else { continue }
