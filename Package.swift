@@ -17,7 +17,9 @@ let package = Package(
         .target(name: "CodableDefaultsThreadLocal"),
         // The tool links the etcd store too (for `--etcd URLS --prefix P`), and with it FoundationNetworking.
         .executableTarget(name: "codable-defaults", dependencies: ["CodableDefaults", "CodableDefaultsEtcd"]),
-        // etcd's JSON gateway spoken with URLSession (FoundationNetworking on Linux); the only target that links it.
+        // etcd's JSON gateway: over URLSession on Apple platforms; on Linux, http:// over a socket and https:// calls
+        // through libcurl (loaded at run time), https:// watches through URLSession (FoundationNetworking, which
+        // only this target links). See EtcdClient.swift.
         .target(name: "CodableDefaultsEtcd", dependencies: ["CodableDefaults", "CodableDefaultsCurlShim"]),
         // C calls of libcurl's variadic setopt and getinfo, which Swift cannot make (CodableDefaultsEtcd's CurlHTTP).
         .target(name: "CodableDefaultsCurlShim"),

@@ -27,19 +27,19 @@ extension Defaults {
     /// on the store's own queue instead, as `.afterIdle` saves (the default) do.
     ///
     /// ## Durability
-    /// A change is saved when etcd acknowledged its transaction (committed by a majority of the cluster): before
-    /// a `.immediate` set or `save()` returns. One save is one transaction of every unsaved change (a burst of
-    /// sets under `.afterIdle` is one), of up to 127 keys and their history record (etcd's defaults refuse more
-    /// than 128 operations or 1.5 MiB in one request) and 1 MiB of keys, values and record; a larger save is
-    /// several transactions, then not atomic as a whole. A change etcd refuses (a value larger than its request limit, a key the user may not
-    /// write) stays unsaved alone: a transaction etcd refuses is sent again one change at a time, so the other
-    /// changes of the save are written; the save then fails naming the refused keys, and every later save tries
-    /// them again until they are changed or removed. The empty key under the empty prefix (etcd has no empty key)
-    /// is refused when it is set. `modify` is a transaction that compares the keys'
-    /// revisions, retried with the new values when another writer changed one first (one transaction, so at most
-    /// 127 keys with the history record). When the connection is lost after etcd applied that transaction but before its answer arrived,
-    /// the retry cannot tell its own write from another writer's and runs the closure again on it (an increment
-    /// may then count twice); etcd's own client has the same limit.
+    /// A change is saved when etcd acknowledged its transaction (committed by a majority of the cluster): before a
+    /// `.immediate` set or `save()` returns. One save is one transaction of every unsaved change (a burst of sets under
+    /// `.afterIdle` is one), of up to 127 keys and their history record (etcd's defaults refuse more than 128
+    /// operations or 1.5 MiB in one request) and 1 MiB of keys, values and record; a larger save is several
+    /// transactions, then not atomic as a whole. A change etcd refuses (a value larger than its request limit, a key
+    /// the user may not write) stays unsaved alone: a transaction etcd refuses is sent again one change at a time, so
+    /// the other changes of the save are written; the save then fails naming the refused keys, and every later save
+    /// tries them again until they are changed or removed. The empty key under the empty prefix (etcd has no empty key)
+    /// is refused when it is set. `modify` is a transaction that compares the keys' revisions, retried with the new
+    /// values when another writer changed one first (one transaction, so at most 127 keys with the history record).
+    /// When the connection is lost after etcd applied that transaction but before its answer arrived, the retry cannot
+    /// tell its own write from another writer's and runs the closure again on it (an increment may then count twice);
+    /// etcd's own client has the same limit.
     ///
     /// ## History
     /// Every transaction of a save also puts the prefix's history record, in the reserved key `prefix`, the byte
@@ -133,8 +133,8 @@ extension Defaults {
 }
 
 extension Defaults {
-    /// ``init(etcd:prefix:saveMode:username:password:options:onError:)``, on the calling thread, which waits for
-    /// etcd's answer: for the synchronous programs of this package (the tool, the benchmarks).
+    /// ``init(etcd:prefix:saveMode:username:password:options:localCopy:onError:)``, on the calling thread, which waits
+    /// for etcd's answer: for the synchronous programs of this package (the tool, the benchmarks).
     ///
     /// - Throws: What the initializer throws.
     package static func openingEtcd(

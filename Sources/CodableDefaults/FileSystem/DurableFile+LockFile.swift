@@ -55,7 +55,7 @@ extension DurableFile {
         return fd
     }
 
-    /// Releases a lock taken with ``lock()``.
+    /// Releases a lock taken with ``lock(timeout:onWait:)``.
     func unlock(_ fd: Int32) {
         system.unlock(fd)
         _ = system.close(fd)

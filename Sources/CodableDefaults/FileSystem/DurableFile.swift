@@ -33,7 +33,8 @@ struct FileIdentity: Equatable, Sendable {
 /// POSIX file operations for one store file: a bounded read, the durable atomic write, the sidecar lock
 /// and the clean-up of temporary files left by a crash.
 ///
-/// Every system call goes through ``system`` (see ``Syscalls``), which tests can make fail. Every failure is a ``DefaultsError`` naming the path and the `errno`. Nothing here retries a failed
+/// Every system call goes through ``system`` (see ``Syscalls``), which tests can make fail. Every failure is a
+/// ``DefaultsError`` naming the path and the `errno`. Nothing here retries a failed
 /// `fsync` on the same file: after a failed `fsync` the kernel may have dropped the dirty pages, so the
 /// temporary file is discarded and the next save starts over.
 struct DurableFile: Sendable {
@@ -193,7 +194,7 @@ struct DurableFile: Sendable {
     /// complete old or the complete new file. On failure the temporary file is removed and the old file is
     /// untouched. Once the rename succeeded the file is written: a failure to flush the directory after it is
     /// returned, not thrown (the new file is in place but may not survive a power loss until a later
-    /// ``syncDirectory()`` succeeds).
+    /// ``syncDirectory(after:)`` succeeds).
     ///
     /// - Returns: The identity of the file written, and the ``DefaultsError/Code-swift.struct/notDurable``
     ///   error when the directory could not be flushed.
@@ -294,7 +295,7 @@ struct DurableFile: Sendable {
     ///
     /// As with ``write(_:)``, once the rename succeeded the file is moved: a failure to flush the directory
     /// after it is returned, not thrown (the move may not survive a power loss until a later
-    /// ``syncDirectory()`` succeeds).
+    /// ``syncDirectory(after:)`` succeeds).
     ///
     /// - Returns: The new path, and the ``DefaultsError/Code-swift.struct/notDurable`` error when the
     ///   directory could not be flushed.

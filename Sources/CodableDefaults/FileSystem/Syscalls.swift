@@ -92,7 +92,7 @@ struct Syscalls: Sendable {
         #endif
     }
 
-    /// Whether the plan makes this call fail (`errno` is then set); a ``FaultPlan/Fault/short(_:)`` fault
+    /// Whether the plan makes this call fail (`errno` is then set); a ``Syscalls/Fault/short(_:)`` fault
     /// only shortens reads and writes, and makes any other call for real.
     @inline(__always)
     private func fails(

@@ -1,8 +1,9 @@
 // The image of a file that has been indexed, made without a `ParsedMember` (or a `String`) per member.
 
 extension FileImage {
-    /// The image of an indexed file's members: byte for byte the image ``init(members:)`` makes of the members
-    /// `JSONParser.parse` returns for the same bytes.
+    /// The image of an indexed file's members: byte for byte the image
+    /// ``init(members:)-(Collection<(String,[UInt8])>)`` makes of the members `JSONParser.parse` returns for the
+    /// same bytes.
     ///
     /// A canonical file (`index.isCanonical`: exactly the bytes this type writes, as every file this library wrote)
     /// is adopted: the image shares the index's `bytes` (no copy; the first change that is not in place copies them)

@@ -40,8 +40,8 @@ package struct FileImage: Sendable {
     private var offsets: [UInt32]
 
     /// The largest image: its offsets are 31 bits, one bit of each value start flagging a name with escapes. Every
-    /// build (``init(members:)``, ``apply(_:)``) stops the program rather than pass it: a store holds its file in
-    /// memory, and its ``Defaults/Options/maximumFileSize`` (64 MiB by default) is far below.
+    /// build (``init(members:)-(Collection<(String,[UInt8])>)``, ``apply(_:)``) stops the program rather than pass it:
+    /// a store holds its file in memory, and its ``Defaults/Options/maximumFileSize`` (64 MiB by default) is far below.
     static let maximumByteCount = Int(Int32.max)
 
     /// The top bit of a value start: the name before it has escapes.
@@ -203,13 +203,13 @@ extension FileImage {
     /// Applies `changes`: each name gets its new compact value, or is removed when the value is `nil`. A name
     /// that occurs more than once takes its last change; removing a name the image does not hold does nothing.
     ///
-    /// When no member is added or removed, the new values are spliced into ``bytes``: a value equal to the one
-    /// held is skipped; up to eight changes are replaced in place, last first, so one change costs about moving
-    /// the bytes after it (nothing when its length is kept, unless ``bytes`` is shared); more are copied into a
-    /// new buffer once; the offsets after a change that alters a length move by it. Otherwise the image is rebuilt:
-    /// the new names are sorted and each is placed by a binary search over the existing order (which is not sorted
-    /// again), and the unchanged members between changes are copied from the old bytes a run at a time, as they are.
-    /// Either way the result is byte for byte the image ``init(members:)`` makes of the resulting members.
+    /// When no member is added or removed, the new values are spliced into ``bytes``: a value equal to the one held is
+    /// skipped; up to eight changes are replaced in place, last first, so one change costs about moving the bytes after
+    /// it (nothing when its length is kept, unless ``bytes`` is shared); more are copied into a new buffer once; the
+    /// offsets after a change that alters a length move by it. Otherwise the image is rebuilt: the new names are sorted
+    /// and each is placed by a binary search over the existing order (which is not sorted again), and the unchanged
+    /// members between changes are copied from the old bytes a run at a time, as they are. Either way the result is
+    /// byte for byte the image ``init(members:)-(Collection<(String,[UInt8])>)`` makes of the resulting members.
     mutating func apply(_ changes: some Collection<(name: String, value: [UInt8]?)>) {
         // Changes of names the image holds, and of names it does not; `sequence` orders repeated names.
         var edits: [(index: Int, sequence: Int, value: [UInt8]?)] = []

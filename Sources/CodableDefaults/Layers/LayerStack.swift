@@ -93,7 +93,7 @@ struct LoadedLayer: Sendable {
     /// Reads the layer again if it may have changed (a file whose identity is the same is not read again).
     /// Returns `nil` when it has not changed.
     ///
-    /// - Throws: ``DefaultsError`` as ``init(_:options:)`` does; the layer is then unchanged.
+    /// - Throws: ``DefaultsError`` as ``init(_:options:previous:)`` does; the layer is then unchanged.
     func reread(options: Defaults.Options) throws(DefaultsError) -> LoadedLayer? {
         if case .file(let path) = layer.kind, try DurableFile(path: path).currentIdentity() == identity,
             identity != nil
@@ -223,7 +223,8 @@ struct LoadedLayer: Sendable {
     }
 }
 
-/// The overrides and fallbacks of a store, as last read, with a generation that changes at each ``Store/setLayers``.
+/// The overrides and fallbacks of a store, as last read, with a generation that changes at each
+/// ``Store/setLayers(overrides:fallbacks:)``.
 struct LayerStack: Sendable {
     var overrides: [LoadedLayer] = []
     var fallbacks: [LoadedLayer] = []

@@ -30,7 +30,7 @@ enum AppLifecycle {
     ]
 
     /// Observes ``suspensionNotificationNames`` in `NotificationCenter.default` for the life of the process,
-    /// each calling ``StoreRegistry/saveAll()`` on the posting thread (the main thread). Does nothing on
+    /// each calling ``StoreRegistry/saveAll(where:)`` on the posting thread (the main thread). Does nothing on
     /// macOS and Linux, where a process that is not killed exits and the `atexit` handler flushes. Called once.
     static func flushOnSuspension() {
         #if os(iOS) || os(tvOS) || os(visionOS) || os(watchOS)

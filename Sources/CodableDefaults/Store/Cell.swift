@@ -58,8 +58,8 @@ final class Cell {
     var saved: [UInt8]?
     /// Whether ``stored`` differs from the storage (a set or removal not yet written).
     var isDirty = false
-    /// Whether the cell is in ``StoreState/dirty`` (it stays there after ``isDirty`` is cleared, until the next
-    /// ``StoreState/pruneDirty()``): so that marking it dirty again never lists it twice.
+    /// Whether the cell is in ``MemberState/dirty`` (it stays there after ``isDirty`` is cleared, until the next
+    /// ``MemberState/pruneDirty()``): so that marking it dirty again never lists it twice.
     var isListedAsDirty = false
     /// The rarely used parts, made on first use.
     private var extras: CellExtras?

@@ -11,9 +11,10 @@
 /// before the store's state lock and held across storage I/O (and, for a file, around the lock file, which
 /// ``DurableFile`` takes inside it).
 ///
-/// A ``Store/modify(_:_:)`` holds it while its closure runs. When that closure (on that thread) calls what needs
-/// the lock again, waiting would never end: the call is refused with ``DefaultsError/Code-swift.struct/reentrantCall``.
-/// Any other thread waits. Uncontended, taking it costs one `trylock`.
+/// A ``Store/modify(_:secretNames:as:_:)`` holds it while its closure runs. When that closure (on that thread) calls
+/// what needs the lock again, waiting would never end: the call is refused with
+/// ``DefaultsError/Code-swift.struct/reentrantCall``. Any other thread waits. Uncontended, taking it costs one
+/// `trylock`.
 final class SaveLock: Sendable {
     /// The lock itself.
     private let lock = Lock()

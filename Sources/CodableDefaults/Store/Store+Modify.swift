@@ -12,7 +12,8 @@ extension Store {
     /// are released; those of names another writer changed are told on the store's queue, as after a save.
     ///
     /// `body` runs on the calling thread without the state's lock: it may read the store. What needs the save
-    /// lock (a save, a reload, a nested modify) is refused inside it with ``DefaultsError/Code-swift.struct/reentrantCall``.
+    /// lock (a save, a reload, a nested modify) is refused inside it with
+    /// ``DefaultsError/Code-swift.struct/reentrantCall``.
     ///
     /// - Throws: What `body` throws, or ``DefaultsError``: a value the storage holds but cannot read (its
     ///   `decodingFailed`, before `body` runs), a stored value that does not encode, `body`
@@ -41,7 +42,7 @@ extension Store {
         return try outcome.get()
     }
 
-    /// The body of ``modify(_:_:)``, with the save lock held.
+    /// The body of ``modify(_:secretNames:as:_:)``, with the save lock held.
     private func modifyHoldingLock<Result>(
         _ names: [String], _ secretNames: Set<String>, _ kind: Defaults.HistoryEntry.Kind,
         _ body: (inout [[UInt8]?]) throws -> Result, changed: inout Set<MemberName>, merged: inout Set<MemberName>,

@@ -46,7 +46,11 @@ enum Codec {
     /// A ``JSONValue`` (also `JSONValue?`, `[JSONValue]`, `[String: JSONValue]`) is written by the store's own
     /// writer, so its numbers keep their literals; see `JSONValueBytes`.
     ///
-    /// - Parameter maxDepth: The store's ``Defaults/Options/maximumDepth``, which every value must fit in.
+    /// - Parameters:
+    ///   - value: The value to encode.
+    ///   - key: The key it is stored under, for the error.
+    ///   - encoder: The encoder of values that are not ``JSONValue``s.
+    ///   - maxDepth: The store's ``Defaults/Options/maximumDepth``, which every value must fit in.
     /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` naming the key. Its message never embeds
     ///   the value (which may be large, or nested too deep to print).
     static func encode(

@@ -235,8 +235,11 @@ enum JSONValueBytes {
 
     /// `value` as the compact fragment a store keeps for `key`.
     ///
-    /// - Parameter maxDepth: The nesting limit of the file (``Defaults/Options/maximumDepth``), whose top-level
-    ///   object is level 1: the value may nest one level less.
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - key: The key it is stored under, for the error.
+    ///   - maxDepth: The nesting limit of the file (``Defaults/Options/maximumDepth``), whose top-level object is
+    ///     level 1: the value may nest one level less.
     /// - Throws: ``DefaultsError/Code-swift.struct/encodingFailed`` naming the key when the value nests deeper
     ///   than that, so that the file stays readable.
     static func fragment(_ value: JSONValue, key: String, maxDepth: Int) throws(DefaultsError) -> [UInt8] {

@@ -81,9 +81,10 @@ extension EtcdClient {
     /// Every key that starts with `prefix` (every key of the cluster when `prefix` is empty), with the revision it
     /// was read at, in one consistent (linearizable) read.
     ///
+    /// - Parameters:
+    ///   - prefix: The bytes every key read starts with.
+    ///   - limit: At most this many keys (the first ones), or every key when `nil`.
     /// - Throws: ``EtcdError`` when no endpoint answers or etcd refuses.
-    ///
-    /// - Parameter limit: At most this many keys (the first ones), or every key when `nil`.
     package func range(prefix: [UInt8], limit: Int64? = nil) throws -> EtcdRange {
         let request = Wire.RangeRequest(
             key: Self.rangeStart(prefix), rangeEnd: WireBytes(Self.rangeEnd(of: prefix)),

@@ -52,7 +52,7 @@ extension EtcdClient {
     /// It sees every change of the prefix from `startRevision`, in revision order, each once. It never ends by
     /// itself: it throws when it cannot go on, and the caller decides what next:
     /// - ``EtcdError/Code/compacted`` when `startRevision` is older than etcd keeps (`etcdctl compact`): reload
-    ///   with ``range(prefix:)`` and watch again from that range's `revision + 1`;
+    ///   with `range(prefix:limit:)` and watch again from that range's `revision + 1`;
     /// - ``EtcdError/Code/watchDisconnected`` when its connection ended (the member stopped): watch again from
     ///   the last revision seen + 1 (another endpoint is tried if that one is down), and no change is missed;
     /// - ``EtcdError/Code/unreachable`` when no endpoint accepted it; ``EtcdError/Code/watchCanceled`` or

@@ -9,15 +9,14 @@ import Foundation
 /// A client of an etcd 3.4+ cluster, speaking its JSON gateway (`/v3/kv/*`, `/v3/watch`, `/v3/auth/*`) over
 /// HTTP or HTTPS.
 ///
-/// The client is `Sendable`: call it from any thread or task, concurrently. Every call comes in two forms: one
-/// that blocks the calling thread until the answer (for the store's synchronous ``Storage`` methods) and an
-/// `async` one that waits without blocking its task's thread. A call goes to one endpoint at a time: first the
-/// one that answered last, then, when that one does not answer (connection refused, timed out, host not found,
-/// connection lost, or etcd says it is unavailable, gRPC code 14, or gave up on the request under load, gRPC
-/// codes 1 and 4), the next ones in the order given. The endpoint that answered is remembered for the next
-/// call. A call that fails over after its
-/// request was sent may be applied twice (a put writes the same value again; a transaction's compares then
-/// fail on its own first write, so the caller re-reads).
+/// The client is `Sendable`: call it from any thread or task, concurrently. Every call comes in two forms: one that
+/// blocks the calling thread until the answer (for the store's synchronous ``CodableDefaults/Storage`` methods) and an
+/// `async` one that waits without blocking its task's thread. A call goes to one endpoint at a time: first the one that
+/// answered last, then, when that one does not answer (connection refused, timed out, host not found, connection lost,
+/// or etcd says it is unavailable, gRPC code 14, or gave up on the request under load, gRPC codes 1 and 4), the next
+/// ones in the order given. The endpoint that answered is remembered for the next call. A call that fails over after
+/// its request was sent may be applied twice (a put writes the same value again; a transaction's compares then fail on
+/// its own first write, so the caller re-reads).
 ///
 /// With a user name and password, the client authenticates (`/v3/auth/authenticate`) before its first call and
 /// sends the token in the `Authorization` header of every call; when etcd says the token is invalid (it
@@ -33,7 +32,8 @@ import Foundation
 /// its own waiting in `poll` costs nothing while quiet), and `https://` endpoints' calls go through libcurl, the
 /// library `URLSession` speaks through there, called directly (``CurlHTTP``), which takes a trailer
 /// as the end of the answer it is; an `https://` endpoint's watch still goes through `URLSession` (etcd's watch
-/// answers carry no trailer; a proxy that added one to a watch answer would stop the process). Trailers are real: etcd 3.4's gateway sends one with every error answer over
+/// answers carry no trailer; a proxy that added one to a watch answer would stop the process). Trailers are real: etcd
+/// 3.4's gateway sends one with every error answer over
 /// plain HTTP (over TLS it sends that metadata in headers), later gateways (grpc-gateway 1.16 and 2) send them to a
 /// request that asks with `TE: trailers`, and a proxy in front of etcd may add one; the tests check errors over
 /// HTTPS against etcd 3.4 and against a server whose every answer ends in a trailer. Where libcurl's functions

@@ -27,9 +27,10 @@ struct OfflineChange: Sendable, Equatable {
 ///  "schema": null}
 /// ```
 ///
-/// A member is `[name, revision, value]`; an offline change `[name, base revision, value or null for a removal,
-/// secret, [values sent without an answer]]` (a file without the last field reads as none); `schema` is the prefix's schema as text, when it was read. Values are kept as the exact compact JSON text etcd holds, in a JSON string, so that a value read back
-/// is byte for byte the one written.
+/// A member is `[name, revision, value]`; an offline change `[name, base revision, value or null for a removal, secret,
+/// [values sent without an answer]]` (a file without the last field reads as none); `schema` is the prefix's schema as
+/// text, when it was read. Values are kept as the exact compact JSON text etcd holds, in a JSON string, so that a value
+/// read back is byte for byte the one written.
 struct EtcdLocalCopy: Sendable, Equatable {
     /// The format's version; a file of another version is refused.
     static let version = 1
@@ -42,7 +43,7 @@ struct EtcdLocalCopy: Sendable, Equatable {
     var members: [[UInt8]: (value: [UInt8], revision: Int64)]
     /// The changes not yet sent, by name.
     var offline: [[UInt8]: OfflineChange]
-    /// The prefix's schema (``Defaults/publishSchema(for:title:)``) as last read, if it was.
+    /// The prefix's schema (``CodableDefaults/Defaults/publishSchema(for:title:)``) as last read, if it was.
     var schema: [UInt8]?
 
     static func == (lhs: EtcdLocalCopy, rhs: EtcdLocalCopy) -> Bool {
@@ -75,9 +76,9 @@ struct EtcdLocalCopy: Sendable, Equatable {
 
     /// Reads a file's text.
     ///
-    /// - Throws: ``DefaultsError/Code-swift.struct/invalidJSON`` (with line and column) when it is not JSON;
-    ///   ``DefaultsError/Code-swift.struct/decodingFailed`` when it is not a local copy of this version, or one of
-    ///   another prefix than `prefix`. The errors carry no path: the caller adds it.
+    /// - Throws: ``CodableDefaults/DefaultsError/Code-swift.struct/invalidJSON`` (with line and column) when it is not
+    ///   JSON; ``CodableDefaults/DefaultsError/Code-swift.struct/decodingFailed`` when it is not a local copy of this
+    ///   version, or one of another prefix than `prefix`. The errors carry no path: the caller adds it.
     static func decoded(_ bytes: [UInt8], prefix: String, maxDepth: Int) throws(DefaultsError) -> EtcdLocalCopy {
         guard let text = String(utf8Validating: bytes) else {
             throw DefaultsError(.invalidJSON, "the local copy is not valid UTF-8")

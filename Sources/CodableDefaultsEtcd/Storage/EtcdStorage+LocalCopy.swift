@@ -174,8 +174,8 @@ extension EtcdStorage {
     /// Writes the local copy of what the storage knows now, durably. Copies are written one at a time, each of the
     /// state when its write began, so that an older state never replaces a newer one.
     ///
-    /// - Throws: ``DefaultsError/Code-swift.struct/fileTooLarge`` when the copy would be larger than the store reads
-    ///   (``localCopyLimit``), or what the file's write throws; the file is then left as it was.
+    /// - Throws: ``CodableDefaults/DefaultsError/Code-swift.struct/fileTooLarge`` when the copy would be larger than
+    ///   the store reads (``localCopyLimit``), or what the file's write throws; the file is then left as it was.
     func writeLocalCopy() throws(DefaultsError) {
         guard let localCopy else { return }
         try localCopyWriting.withLock { (_: inout Void) throws(DefaultsError) in

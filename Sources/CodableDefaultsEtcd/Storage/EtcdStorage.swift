@@ -20,12 +20,13 @@ import Foundation
 ///   `EtcdStorage+History.swift`).
 ///
 /// A value that is not JSON (stored by another tool) is left out of what the storage reports, and remembered:
-/// ``unreadableValue(named:)`` gives the `decodingFailed` error that reads of its name throw. It is never written
-/// over unless the store writes its name. A key whose name (after the prefix) is not UTF-8 is left out too: no
+/// ``unreadableValue(named:secret:)`` gives the `decodingFailed` error that reads of its name throw. It is never
+/// written over unless the store writes its name. A key whose name (after the prefix) is not UTF-8 is left out too: no
 /// `String` names it, so the store can neither read nor write it.
 ///
-/// The ``Storage`` methods block their thread until etcd answers (the client's calls need no other thread, so
-/// this is safe from any thread). Errors are ``DefaultsError``s that quote the ``EtcdError`` (its endpoint and etcd's words).
+/// The ``CodableDefaults/Storage`` methods block their thread until etcd answers (the client's calls need no other
+/// thread, so this is safe from any thread). Errors are ``CodableDefaults/DefaultsError``s that quote the ``EtcdError``
+/// (its endpoint and etcd's words).
 package final class EtcdStorage: Storage {
     /// The cluster.
     package let client: EtcdClient
@@ -40,14 +41,14 @@ package final class EtcdStorage: Storage {
     /// The most bytes of keys, values and history record one transaction of a save carries (etcd refuses a
     /// request over `--max-request-bytes`, 1.5 MiB by default), unless one member alone is larger.
     package let maximumBytesPerTransaction: Int
-    /// The nesting limit for values (the store's ``Defaults/Options/maximumDepth``).
+    /// The nesting limit for values (the store's ``CodableDefaults/Defaults/Options/maximumDepth``).
     let maxDepth: Int
-    /// How much of the history ``history()`` reads (the store's ``Defaults/Options/history``); when it is off,
-    /// writes record nothing.
+    /// How much of the history ``history()`` reads (the store's ``CodableDefaults/Defaults/Options/history``); when it
+    /// is off, writes record nothing.
     package let historyLimit: Defaults.HistoryLimit
     /// The local copy of the prefix (see `EtcdStorage+LocalCopy.swift`), or `nil` when the store keeps none.
     let localCopy: LocalCopyFile?
-    /// The most bytes the local copy may take (the store's ``Defaults/Options/maximumFileSize``).
+    /// The most bytes the local copy may take (the store's ``CodableDefaults/Defaults/Options/maximumFileSize``).
     let localCopyLimit: Int
     /// Held while the local copy is written, so that copies are written in the order of the states they hold.
     let localCopyWriting = Locked(())
@@ -145,7 +146,7 @@ package final class EtcdStorage: Storage {
 
     /// Reads the prefix now, asynchronously, for the next ``open(reporting:)`` to use.
     ///
-    /// - Throws: ``DefaultsError`` (`readFailed`) when etcd cannot be read.
+    /// - Throws: ``CodableDefaults/DefaultsError`` (`readFailed`) when etcd cannot be read.
     package func prime() async throws(DefaultsError) {
         let range: EtcdRange
         do {
@@ -273,7 +274,7 @@ package final class EtcdStorage: Storage {
         return (members, unreadable)
     }
 
-    /// A ``DefaultsError`` of `code` saying `what`, quoting the etcd error.
+    /// A ``CodableDefaults/DefaultsError`` of `code` saying `what`, quoting the etcd error.
     func failure(_ code: DefaultsError.Code, _ what: String, _ error: any Error) -> DefaultsError {
         DefaultsError(code, "\(what): \(error)", path: location)
     }

@@ -1,8 +1,9 @@
 import CodableDefaults
 import Foundation
 
-/// `undo FILE [KEY] [--to REVISION|TIME]`: puts the store (or KEY) back to what it held before the last save, or
-/// at a revision or a time, as one new change (``Defaults/undo(dryRun:)`` and its siblings); prints the changes made.
+/// `undo FILE [KEY] [--to REVISION|TIME]`: puts the store (or KEY) back to what it held before the last save, or at a
+/// revision or a time, as one new change (``CodableDefaults/Defaults/undo(dryRun:)`` and its siblings); prints the
+/// changes made.
 struct UndoCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "undo",

@@ -4,8 +4,8 @@ import Foundation
 /// The read-only layers a command reads around the store (`--env-prefix`, `--override`, `--fallback`...), in
 /// the order given on the command line, and whether secret values may be printed.
 ///
-/// Without layer options a command reads the stored values only, as it always did. With them, it reads what a
-/// program opening the store with these layers reads (``Defaults/Layer``): the overrides, the stored value,
+/// Without layer options a command reads the stored values only, as it always did. With them, it reads what a program
+/// opening the store with these layers reads (``CodableDefaults/Defaults/Layer``): the overrides, the stored value,
 /// then the fallbacks, first found wins.
 struct LayerOptions: Sendable, Equatable {
     /// One layer as given on the command line; a path as written (made absolute when the store is opened).

@@ -9,11 +9,11 @@ import CodableDefaults
 /// - `- KEY<TAB>OLD`: only in the old store;
 /// - `~ KEY<TAB>OLD → NEW`: in both, with values that are not equal.
 ///
-/// Lines are sorted by the keys' UTF-8 bytes, the store file's order. Keys are told apart byte for byte, as the
-/// store tells them (two keys that differ only in Unicode normalization are two keys). Values are compared as
-/// the library compares ``JSONValue``s: numbers by value (`1`, `1.0` and `1e0` are equal), objects whatever
-/// the order of their members, strings as Swift compares them (by canonical equivalence). A value only
-/// spelled otherwise is no difference.
+/// Lines are sorted by the keys' UTF-8 bytes, the store file's order. Keys are told apart byte for byte, as the store
+/// tells them (two keys that differ only in Unicode normalization are two keys). Values are compared as the library
+/// compares ``CodableDefaults/JSONValue``s: numbers by value (`1`, `1.0` and `1e0` are equal), objects whatever the
+/// order of their members, strings as Swift compares them (by canonical equivalence). A value only spelled otherwise is
+/// no difference.
 enum DiffText {
     /// A key whose stored value differs between two stores: `old` is `nil` when the key is only in the new one,
     /// `new` when it is only in the old one.
@@ -49,9 +49,9 @@ enum DiffText {
         }
     }
 
-    /// The line of each change a store's history recorded (or a revert made), in the order given, as
-    /// the lines of `diff` are written; a secret value (``Defaults/HistoryEntry/Value/secret``) is written `<secret>`
-    /// (not JSON, so a script tells it apart), as `explain` writes one.
+    /// The line of each change a store's history recorded (or a revert made), in the order given, as the lines of
+    /// `diff` are written; a secret value (``CodableDefaults/Defaults/HistoryEntry/Value/secret``) is written
+    /// `<secret>` (not JSON, so a script tells it apart), as `explain` writes one.
     static func lines(_ changes: [Defaults.HistoryEntry.Change]) -> [String] {
         changes.compactMap { change in line(change.key, text(of: change.oldValue), text(of: change.newValue)) }
     }

@@ -1,7 +1,8 @@
 import CodableDefaults
 import Foundation
 
-/// How `history` prints a store's history (its times as the library writes them, ``Defaults/HistoryEntry/timeText(_:)``).
+/// How `history` prints a store's history (its times as the library writes them,
+/// ``CodableDefaults/Defaults/HistoryEntry/timeText(_:)``).
 ///
 /// A save is a block: a header line, `REVISION  TIME  USER@HOST  PROGRAM[PID]`, followed by `  (revert to N)`
 /// for a revert, then a line per key it changed, as ``DiffText`` writes them (a secret value as `<secret>`).
@@ -51,7 +52,8 @@ enum HistoryText {
         return line + ",\"changes\":{" + changes.joined(separator: ",") + "}}\n"
     }
 
-    /// The keys any of `history`'s changes shows as secret (``Defaults/HistoryEntry/Value/secret``), sorted by UTF-8 bytes.
+    /// The keys any of `history`'s changes shows as secret (``CodableDefaults/Defaults/HistoryEntry/Value/secret``),
+    /// sorted by UTF-8 bytes.
     static func secretKeys(in history: [Defaults.HistoryEntry]) -> [String] {
         var keys: [String] = []
         var seen = Set<[UInt8]>()
@@ -63,7 +65,7 @@ enum HistoryText {
         return keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
-    /// `changes` with the values of `secretKeys` written as ``Defaults/HistoryEntry/Value/secret``.
+    /// `changes` with the values of `secretKeys` written as ``CodableDefaults/Defaults/HistoryEntry/Value/secret``.
     static func withholding(
         _ secretKeys: [String], in changes: [Defaults.HistoryEntry.Change]
     ) -> [Defaults.HistoryEntry.Change] {

@@ -1,6 +1,6 @@
 import CodableDefaults
 
-/// A key's schema (a property of a ``Defaults/Schema``) in words, as `describe` prints it.
+/// A key's schema (a property of a ``CodableDefaults/Defaults/Schema``) in words, as `describe` prints it.
 enum SchemaText {
     /// The key's type: `number`, `string or null`, `array of string`, `object (members: a, b)`; `nil` when the
     /// schema says none.

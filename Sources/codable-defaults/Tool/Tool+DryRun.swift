@@ -5,7 +5,7 @@ import CodableDefaults
 extension Tool {
     /// Prints what the command changed in `defaults` since it was opened, as ``DiffText`` writes it. The changes
     /// stay in memory until the command ends (so that `write` can say what shadows its key); the tool then
-    /// discards them (``Defaults/discardUnsavedChanges()``), so nothing writes them, at exit either.
+    /// discards them (``CodableDefaults/Defaults/discardUnsavedChanges()``), so nothing writes them, at exit either.
     func printDryRun(_ defaults: Defaults) throws(ToolError) {
         let before = dryRunSnapshots[ObjectIdentifier(defaults)] ?? []
         let after = try storedOnlyMembers(defaults)

@@ -16,9 +16,9 @@ extension Tool {
     ///
     /// The library's initializer is `async`; the tool waits for it on its thread (`Defaults.openingEtcd`).
     ///
-    /// - Throws: ``DefaultsError`` (`invalidArgument` for an endpoint that is not a URL; `readFailed` naming the
-    ///   password file when it cannot be read or is not UTF-8; what the initializer throws when etcd cannot be read
-    ///   or refuses the user).
+    /// - Throws: ``CodableDefaults/DefaultsError`` (`invalidArgument` for an endpoint that is not a URL; `readFailed`
+    ///   naming the password file when it cannot be read or is not UTF-8; what the initializer throws when etcd
+    ///   cannot be read or refuses the user).
     func openEtcd(
         _ endpoints: [String], prefix: String, user: EtcdUser?, cache: String?
     ) throws(DefaultsError) -> Defaults {
@@ -48,7 +48,7 @@ extension Tool {
 /// `echo secret > FILE` and mounted secrets leave it. A pipe works too (`--etcd-password-file <(pass show etcd)`);
 /// a directory is refused, and so is anything over 64 KiB. Its text is never quoted in an error.
 ///
-/// - Throws: ``DefaultsError`` (`readFailed`) naming the file.
+/// - Throws: ``CodableDefaults/DefaultsError`` (`readFailed`) naming the file.
 private func readPassword(from path: String) throws(DefaultsError) -> String {
     func failure(_ reason: String) -> DefaultsError {
         DefaultsError(.readFailed, "--etcd-password-file: \(reason)", path: path)

@@ -11,7 +11,7 @@ struct SchemaInEffect {
 
 /// The schemas the run's stores are checked against (``SchemaOptions``).
 extension Tool {
-    /// Reads the schema `options` name for `defaults` and keeps it for ``checkSchema(_:changes:)``: the file
+    /// Reads the schema `options` name for `defaults` and keeps it for ``checkSchema(_:changes:discarding:)``: the file
     /// `--schema` names, else the store's own (beside its file, under its etcd prefix), else none.
     ///
     /// - Throws: Status 4 when the schema cannot be read, is not JSON (with line and column) or uses a keyword
@@ -60,8 +60,8 @@ extension Tool {
         throw .refused(refusal(broken, defaults, inEffect))
     }
 
-    /// ``checkSchema(_:changes:)`` of the values `keys` hold now in `defaults` (set and not yet saved), as they
-    /// will be written; a key without a stored value is a removal.
+    /// ``checkSchema(_:changes:discarding:)`` of the values `keys` hold now in `defaults` (set and not yet saved), as
+    /// they will be written; a key without a stored value is a removal.
     func checkSchema(_ defaults: Defaults, keys: [String]) throws(ToolError) {
         guard schema(of: defaults) != nil else { return }
         var changes: [(key: String, value: JSONValue?)] = []
