@@ -4,7 +4,7 @@
 #
 # The fuzz target is Fuzz/JSONParserFuzzer.swift compiled together with
 # Sources/CodableDefaults/Format/JSONParser.swift, JSONParser+Position.swift, JSONIndex.swift,
-# JSONIndex+Building.swift, FileImage.swift, FileImage+Index.swift and MemberName.swift
+# JSONIndex+Building.swift, FileImage.swift, FileImage+Index.swift, FileImage+Layout.swift and MemberName.swift
 # (which use only the standard library and the C library) by swiftc with -sanitize=fuzzer,address; no package
 # target is needed.
 # It starts from the seed corpus in Fuzz/Corpus (checked in) and runs for a bounded time.
@@ -41,6 +41,7 @@ timeout 600 swiftc -parse-as-library -package-name CodableDefaults -O -g -saniti
     "$root/Sources/CodableDefaults/Format/JSONIndex+Building.swift" \
     "$root/Sources/CodableDefaults/Format/FileImage.swift" \
     "$root/Sources/CodableDefaults/Format/FileImage+Index.swift" \
+    "$root/Sources/CodableDefaults/Format/FileImage+Layout.swift" \
     "$root/Sources/CodableDefaults/Storage/MemberName.swift" \
     "$root/Fuzz/JSONParserFuzzer.swift" \
     -o "$binary"

@@ -14,6 +14,7 @@ benchmarks="$root/Benchmarks/CodableDefaultsBenchmarks"
 swiftc -O -wmo -parse-as-library -package-name CodableDefaults \
     "$source/Format/JSONParser.swift" "$source/Format/JSONParser+Position.swift" "$source/Format/JSONIndex.swift" \
     "$source/Format/JSONIndex+Building.swift" "$source/Format/FileImage.swift" "$source/Format/FileImage+Index.swift" \
+    "$source/Format/FileImage+Layout.swift" \
     "$source/Storage/MemberName.swift" "$benchmarks/Fixtures.swift" \
     "$root/Benchmarks/IndexScan/main.swift" -o "$work/index-timing"
 "$work/index-timing" "$@"
