@@ -61,7 +61,14 @@ for name in sorted(os.listdir(source)):
             continue
         path = ".".join(symbol["pathComponents"])
         declaration = "".join(fragment["spelling"] for fragment in symbol.get("declarationFragments", []))
-        lines.add(f"{module}: {path}: {' '.join(declaration.split())}")
+        # The constraints of the extension it is declared in (`extension Persisted where Value: Equatable`), which
+        # its declaration does not show: two overloads that differ only there are two lines.
+        constraints = [
+            f"{c['lhs']} {':' if c['kind'] == 'conformance' else '=='} {c['rhs']}"
+            for c in symbol.get("swiftExtension", {}).get("constraints", [])
+        ]
+        where = f" (in an extension where {', '.join(constraints)})" if constraints else ""
+        lines.add(f"{module}: {path}: {' '.join(declaration.split())}{where}")
     # What each public type conforms to or inherits from (its declaration above does not say).
     names = {symbol["identifier"]["precise"]: ".".join(symbol["pathComponents"]) for symbol in graph["symbols"]}
     public = {symbol["identifier"]["precise"] for symbol in graph["symbols"]

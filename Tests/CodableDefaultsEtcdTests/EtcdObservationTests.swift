@@ -33,7 +33,7 @@ private final class TrackedChanges: Sendable {
     @ObservationIgnored @Persisted var limit: Int
 
     init(store: Defaults) {
-        _limit = Persisted(key: "limit", defaultValue: 10, store: store)
+        _limit = Persisted(wrappedValue: 10, key: "limit", store: store)
     }
 }
 

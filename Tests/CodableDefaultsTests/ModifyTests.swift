@@ -306,7 +306,7 @@ import Testing
     @Test func persistedProjectedValueModifies() throws {
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(dir.file())
-        let launches = Persisted(key: "launches", defaultValue: 0, store: defaults)
+        let launches = Persisted(wrappedValue: 0, key: "launches", store: defaults)
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
             for _ in 0..<100 {
                 do { try launches.projectedValue.modify { $0 += 1 } } catch { Issue.record(error) }

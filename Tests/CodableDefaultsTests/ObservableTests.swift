@@ -41,7 +41,7 @@ func tracking<T>(_ read: () -> T) -> ChangeSignal {
     var title = "Player"
 
     init(store: Defaults) {
-        _volume = Persisted(key: "volume", defaultValue: 0.5, store: store)
+        _volume = Persisted(wrappedValue: 0.5, key: "volume", store: store)
     }
 }
 

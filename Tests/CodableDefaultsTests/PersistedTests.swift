@@ -14,8 +14,8 @@ struct PlayerSettings: Sendable {
     @Persisted var typedVolume: Double
 
     init(store: Defaults) {
-        _volume = Persisted(key: "volume", defaultValue: 0.5, store: store)
-        _profile = Persisted(key: "profile", defaultValue: Profile(name: "Guest", age: 0), store: store)
+        _volume = Persisted(wrappedValue: 0.5, key: "volume", store: store)
+        _profile = Persisted(wrappedValue: Profile(name: "Guest", age: 0), key: "profile", store: store)
         _token = Persisted(key: "token", store: store)
         _launches = Persisted(wrappedValue: 0, key: "launches", store: store)
         _typedVolume = Persisted(.volume, store: store)
@@ -25,7 +25,7 @@ struct PlayerSettings: Sendable {
 /// The same, declared the way users write it, with the attribute's arguments.
 struct DeclaredSettings: Sendable {
     static let store = Defaults.inMemory()
-    @Persisted(key: "volume", defaultValue: 0.5, store: store) var volume: Double
+    @Persisted(key: "volume", store: store) var volume: Double = 0.5
     @Persisted(key: "token", store: store) var token: String?
     @Persisted(key: "launches", store: store) var launches = 0
     @Persisted(.profile, store: store) var profile
@@ -34,12 +34,12 @@ struct DeclaredSettings: Sendable {
 /// A final class holding wrappers: checked by hand, as the docs recommend.
 final class SettingsModel: @unchecked Sendable {
     @Persisted var count: Int
-    init(store: Defaults) { _count = Persisted(key: "count", defaultValue: 0, store: store) }
+    init(store: Defaults) { _count = Persisted(wrappedValue: 0, key: "count", store: store) }
 }
 
 actor SettingsActor {
     @Persisted var count: Int
-    init(store: Defaults) { _count = Persisted(key: "count", defaultValue: 0, store: store) }
+    init(store: Defaults) { _count = Persisted(wrappedValue: 0, key: "count", store: store) }
     func increment() { count += 1 }
 }
 
@@ -159,7 +159,7 @@ enum App {
 
     @Test func localPropertyWorks() {
         let store = Defaults.inMemory()
-        @Persisted(key: "local", defaultValue: 1, store: store) var setting: Int
+        @Persisted(key: "local", store: store) var setting: Int = 1
         #expect(setting == 1)
         setting = 2
         #expect(store[Defaults.Key<Int>("local", default: 0)] == 2)

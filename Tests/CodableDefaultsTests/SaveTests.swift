@@ -35,6 +35,29 @@ import Testing
         #expect(defaults.store.writeCount == 5, "an equal value is not a change")
     }
 
+    /// A key made where its type is not known to be `Equatable` (generic code) still finds its `==`: an equal value
+    /// is no change. A value that is not `Equatable` is always one.
+    @Test func aKeyMadeInGenericCodeFindsItsEqualityAtRunTime() throws {
+        struct Opaque: Codable, Sendable { var level: Int }
+        func key<Value: Codable & Sendable>(_ name: String, _ value: Value) -> Defaults.Key<Value> {
+            Defaults.Key(name, default: value)
+        }
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file(), saveMode: .immediate)
+        let count = key("count", 0)
+        let nickname = Defaults.Key<String?>("nickname")
+        let opaque = key("opaque", Opaque(level: 0))
+        defaults[count] = 3
+        defaults[nickname] = "Ann"
+        defaults[opaque] = Opaque(level: 1)
+        #expect(defaults.store.writeCount == 3)
+        defaults[count] = 3
+        defaults[nickname] = "Ann"
+        #expect(defaults.store.writeCount == 3, "equal values are no change")
+        defaults[opaque] = Opaque(level: 1)
+        #expect(defaults.store.writeCount == 4, "a value that is not Equatable cannot be compared: it is a change")
+    }
+
     @Test func afterIdleWritesOncePerBurst() async throws {
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(dir.file(), saveMode: .afterIdle(.milliseconds(200)))

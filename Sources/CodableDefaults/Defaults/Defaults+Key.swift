@@ -131,7 +131,8 @@ extension Defaults {
             super.init(name: name, isSecret: isSecret, summary: summary)
         }
 
-        /// Creates a key.
+        /// Creates a key. For an `Equatable` value (found when the key is made), setting a value equal to the one
+        /// this key last read or set is not a change.
         ///
         /// - Parameters:
         ///   - name: The name the value is stored under.
@@ -145,8 +146,20 @@ extension Defaults {
             constraints: [Defaults.Constraint<Value>] = [], secret: Bool = false
         ) {
             self.init(
-                name: name, defaultValue: defaultValue, isEqual: nil, isSecret: secret, summary: summary,
+                name: name, defaultValue: defaultValue, isEqual: Self.equality(), isSecret: secret, summary: summary,
                 constraints: constraints)
+        }
+
+        /// `==` of `Value` when `Value` is `Equatable` (asked at run time, so that one initializer serves every
+        /// type), else `nil`. The closure calls `Value`'s own `==`: the cast it makes is of a value to its own type.
+        static func equality() -> (@Sendable (Value, Value) -> Bool)? {
+            guard let type = Value.self as? any (Equatable & Sendable).Type else { return nil }
+            return equality(as: type)
+        }
+
+        /// `==` of `E`, which is `Value`, on values of `Value`.
+        private static func equality<E: Equatable & Sendable>(as _: E.Type) -> @Sendable (Value, Value) -> Bool {
+            { unsafeBitCast($0, to: E.self) == unsafeBitCast($1, to: E.self) }
         }
 
         override func schemaProperty() throws(DefaultsError) -> [String: JSONValue] {
@@ -197,28 +210,9 @@ extension Defaults {
     }
 }
 
-extension Defaults.Key where Value: Equatable {
-    /// Creates a key for an `Equatable` value: setting a value equal to the one this key last read or set is
-    /// not a change.
-    ///
-    /// - Parameters:
-    ///   - name: The name the value is stored under.
-    ///   - defaultValue: The value read when nothing is stored.
-    ///   - summary: What the key is for, in a sentence (see ``Defaults/AnyKey/summary``).
-    ///   - constraints: The rules its values follow (see ``Defaults/Constraint``).
-    ///   - secret: Whether the value is secret (see ``Defaults/AnyKey/isSecret``).
-    public convenience init(
-        _ name: String, default defaultValue: Value, summary: String? = nil,
-        constraints: [Defaults.Constraint<Value>] = [], secret: Bool = false
-    ) {
-        self.init(
-            name: name, defaultValue: defaultValue, isEqual: { $0 == $1 }, isSecret: secret, summary: summary,
-            constraints: constraints)
-    }
-}
-
 extension Defaults.Key {
-    /// Creates a key for an optional value whose default is `nil`. Setting `nil` removes the stored value.
+    /// Creates a key for an optional value whose default is `nil`. Setting `nil` removes the stored value. For an
+    /// `Equatable` wrapped type, setting a value equal to the one this key last read or set is not a change.
     ///
     /// - Parameters:
     ///   - name: The name the value is stored under.
@@ -229,22 +223,7 @@ extension Defaults.Key {
         _ name: String, summary: String? = nil, constraints: [Defaults.Constraint<Value>] = [], secret: Bool = false
     ) where Value == Wrapped? {
         self.init(
-            name: name, defaultValue: nil, isEqual: nil, isSecret: secret, summary: summary, constraints: constraints)
-    }
-
-    /// Creates a key for an optional `Equatable` value whose default is `nil`. Setting `nil` removes the
-    /// stored value.
-    ///
-    /// - Parameters:
-    ///   - name: The name the value is stored under.
-    ///   - summary: What the key is for, in a sentence (see ``Defaults/AnyKey/summary``).
-    ///   - constraints: The rules its values follow; `.some(…)` applies a rule of the wrapped type.
-    ///   - secret: Whether the value is secret (see ``Defaults/AnyKey/isSecret``).
-    public convenience init<Wrapped: Equatable>(
-        _ name: String, summary: String? = nil, constraints: [Defaults.Constraint<Value>] = [], secret: Bool = false
-    ) where Value == Wrapped? {
-        self.init(
-            name: name, defaultValue: nil, isEqual: { $0 == $1 }, isSecret: secret, summary: summary,
+            name: name, defaultValue: nil, isEqual: Self.equality(), isSecret: secret, summary: summary,
             constraints: constraints)
     }
 }

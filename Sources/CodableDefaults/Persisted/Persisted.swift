@@ -2,7 +2,7 @@
 ///
 /// ```swift
 /// struct PlayerSettings: Sendable {
-///     @Persisted(key: "volume", defaultValue: 0.5) var volume: Double            // Defaults.standard
+///     @Persisted(key: "volume") var volume = 0.5                                  // Defaults.standard
 ///     @Persisted(key: "launches", store: settingsStore) var launches = 0          // inline value = default
 ///     @Persisted(key: "token", store: settingsStore) var token: String?           // default nil
 ///     @Persisted(.profile, store: settingsStore) var profile                      // from a typed key
@@ -13,7 +13,7 @@
 /// let token = settings.$volume.observe { change in print(change.newValue) }
 /// ```
 ///
-/// **The default value rule.** The inline value or `defaultValue:` is the key's *default*: what is read while
+/// **The default value rule.** The inline value is the key's *default*: what is read while
 /// nothing is stored. Declaring the property never writes it, so a value already stored always wins and is
 /// never overwritten by a newly created property.
 ///
@@ -38,18 +38,9 @@ public struct Persisted<Value: Codable & Sendable> {
     /// The store the property reads and writes.
     public let store: Defaults
 
-    /// A property for `key` in `store`, whose default is `defaultValue`.
-    ///
-    /// - Parameters:
-    ///   - key: The key's name.
-    ///   - defaultValue: The value read while nothing is stored. It is never written by declaring the property.
-    ///   - store: The store; ``Defaults/standard`` when omitted.
-    public init(key: String, defaultValue: Value, store: Defaults = .standard) {
-        self.init(Defaults.Key(key, default: defaultValue), store: store)
-    }
-
     /// A property for `key` in `store`, whose default is the property's inline value
-    /// (`@Persisted(key: "launches") var launches = 0`).
+    /// (`@Persisted(key: "launches") var launches = 0`). For an `Equatable` value, setting an equal value is not a
+    /// change.
     ///
     /// - Parameters:
     ///   - wrappedValue: The value read while nothing is stored. It is never written by declaring the property.
@@ -106,42 +97,8 @@ public struct Persisted<Value: Codable & Sendable> {
 }
 
 extension Persisted where Value: ExpressibleByNilLiteral {
-    /// A property for an optional value whose default is `nil` (`@Persisted(key: "token") var token: String?`).
-    ///
-    /// - Parameters:
-    ///   - key: The key's name.
-    ///   - store: The store; ``Defaults/standard`` when omitted.
-    public init(key: String, store: Defaults = .standard) {
-        self.init(Defaults.Key(key, default: nil), store: store)
-    }
-}
-
-extension Persisted where Value: Equatable {
-    /// A property for `key` in `store`, whose default is `defaultValue`. For `Equatable` values, setting an
-    /// equal value is not a change.
-    ///
-    /// - Parameters:
-    ///   - key: The key's name.
-    ///   - defaultValue: The value read while nothing is stored. It is never written by declaring the property.
-    ///   - store: The store; ``Defaults/standard`` when omitted.
-    public init(key: String, defaultValue: Value, store: Defaults = .standard) {
-        self.init(Defaults.Key(key, default: defaultValue), store: store)
-    }
-
-    /// A property for `key` in `store`, whose default is the property's inline value. For `Equatable`
-    /// values, setting an equal value is not a change.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The value read while nothing is stored. It is never written by declaring the property.
-    ///   - key: The key's name.
-    ///   - store: The store; ``Defaults/standard`` when omitted.
-    public init(wrappedValue: Value, key: String, store: Defaults = .standard) {
-        self.init(Defaults.Key(key, default: wrappedValue), store: store)
-    }
-}
-
-extension Persisted where Value: Equatable & ExpressibleByNilLiteral {
-    /// A property for an optional `Equatable` value whose default is `nil`.
+    /// A property for an optional value whose default is `nil` (`@Persisted(key: "token") var token: String?`). For
+    /// an `Equatable` wrapped type, setting an equal value is not a change.
     ///
     /// - Parameters:
     ///   - key: The key's name.

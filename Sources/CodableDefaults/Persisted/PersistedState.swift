@@ -7,7 +7,7 @@
     /// ```swift
     /// struct ProfileView: View {
     ///     @PersistedState(.profileName) var name          // a typed key, in Defaults.standard
-    ///     @PersistedState("volume", store: settings) var volume = 0.5
+    ///     @PersistedState(key: "volume", store: settings) var volume = 0.5
     ///
     ///     var body: some View {
     ///         TextField("Name", text: $name)               // $name is a Binding<String>
@@ -53,15 +53,16 @@
             self.store = store
         }
 
-        /// A property for the key named `name` in `store`, whose default is the property's inline value
-        /// (`@PersistedState("volume") var volume = 0.5`). Declaring it never writes the default.
+        /// A property for `key` in `store`, whose default is the property's inline value
+        /// (`@PersistedState(key: "volume") var volume = 0.5`). Declaring it never writes the default. For an
+        /// `Equatable` value, setting an equal value is not a change (no redraw, no save).
         ///
         /// - Parameters:
         ///   - wrappedValue: The value read while nothing is stored.
-        ///   - name: The key's name.
+        ///   - key: The key's name.
         ///   - store: The store; ``Defaults/standard`` when omitted.
-        public init(wrappedValue: Value, _ name: String, store: Defaults = .standard) {
-            self.init(Defaults.Key(name, default: wrappedValue), store: store)
+        public init(wrappedValue: Value, key: String, store: Defaults = .standard) {
+            self.init(Defaults.Key(key, default: wrappedValue), store: store)
         }
 
         /// The key's current value; setting stores it (saved according to the store's save mode). Setting
@@ -83,16 +84,16 @@
         }
     }
 
-    extension PersistedState where Value: Equatable {
-        /// A property for the key named `name` in `store`, whose default is the property's inline value. For
-        /// `Equatable` values, setting an equal value is not a change (no redraw, no save).
+    extension PersistedState where Value: ExpressibleByNilLiteral {
+        /// A property for an optional value whose default is `nil`
+        /// (`@PersistedState(key: "nickname") var nickname: String?`). For an `Equatable` wrapped type, setting an
+        /// equal value is not a change.
         ///
         /// - Parameters:
-        ///   - wrappedValue: The value read while nothing is stored.
-        ///   - name: The key's name.
+        ///   - key: The key's name.
         ///   - store: The store; ``Defaults/standard`` when omitted.
-        public init(wrappedValue: Value, _ name: String, store: Defaults = .standard) {
-            self.init(Defaults.Key(name, default: wrappedValue), store: store)
+        public init(key: String, store: Defaults = .standard) {
+            self.init(Defaults.Key(key, default: nil), store: store)
         }
     }
 
