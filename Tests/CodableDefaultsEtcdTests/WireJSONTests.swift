@@ -8,30 +8,30 @@ import Testing
 /// where it is wrong.
 @Suite struct WireJSONTests {
     /// The text of a request, as the client sends it.
-    private func text(_ body: some Encodable) throws -> String {
-        String(decoding: try Wire.encode(body), as: UTF8.self)
+    private func text(_ body: some WireEncodable) throws -> String {
+        String(decoding: Wire.encode(body), as: UTF8.self)
     }
 
     /// What `JSONEncoder` with snake-case keys (the client's encoder before) writes for `body`, as a property list,
     /// beside what the client writes now: the same JSON value.
-    private func expectSameAsJSONEncoder(_ body: some Encodable, sourceLocation: SourceLocation = #_sourceLocation)
-        throws
-    {
+    private func expectSameAsJSONEncoder(
+        _ body: some Encodable & WireEncodable, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
         let expected = try JSONSerialization.jsonObject(with: try encoder.encode(body)) as? NSDictionary
-        let actual = try JSONSerialization.jsonObject(with: try Wire.encode(body)) as? NSDictionary
+        let actual = try JSONSerialization.jsonObject(with: Wire.encode(body)) as? NSDictionary
         let same = expected != nil && actual == expected
         #expect(same, sourceLocation: sourceLocation)
     }
 
     /// `text` read as `Answer` by hand.
-    private func read<Answer: Decodable>(_ text: String, as _: Answer.Type) throws -> Answer {
+    private func read<Answer: WireDecodable>(_ text: String, as _: Answer.Type) throws -> Answer {
         try Wire.decoder().decode(Answer.self, from: Data(text.utf8))
     }
 
     /// The error reading `text` as `Answer` throws, in words.
-    private func refusal<Answer: Decodable>(_ text: String, as _: Answer.Type) -> String? {
+    private func refusal<Answer: WireDecodable>(_ text: String, as _: Answer.Type) -> String? {
         do {
             _ = try Wire.decoder().decode(Answer.self, from: Data(text.utf8))
             return nil

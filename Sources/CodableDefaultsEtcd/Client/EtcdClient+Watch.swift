@@ -89,7 +89,7 @@ extension EtcdClient {
             createRequest: Wire.WatchCreateRequest(
                 key: Self.rangeStart(prefix), rangeEnd: WireBytes(Self.rangeEnd(of: prefix)),
                 startRevision: WireInt64(startRevision)))
-        let body = try Wire.encode(request)
+        let body = Wire.encode(request)
         try await withFailover { endpoint in
             try await self.watch(at: endpoint, body, output, renewToken: true)
         }

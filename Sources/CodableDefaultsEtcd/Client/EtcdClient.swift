@@ -161,8 +161,8 @@ package final class EtcdClient: Sendable {
     /// Posts `body` to `path` on the endpoints in failover order and decodes the answer of the first that answers.
     ///
     /// Blocks the calling thread until the answer (see ``post(_:_:_:token:as:)``).
-    func call<Answer: Decodable>(_ path: String, _ body: some Encodable, as _: Answer.Type) throws -> Answer {
-        let data = try Wire.encode(body)
+    func call<Answer: WireDecodable>(_ path: String, _ body: some WireEncodable, as _: Answer.Type) throws -> Answer {
+        let data = Wire.encode(body)
         return try withFailover { endpoint in
             try self.authenticatedPost(endpoint, path, data, as: Answer.self)
         }
@@ -216,7 +216,7 @@ package final class EtcdClient: Sendable {
 
     /// Posts to one endpoint with the current token (authenticating first when there is none), and once more
     /// with a new token when etcd says the token is invalid.
-    private func authenticatedPost<Answer: Decodable>(
+    private func authenticatedPost<Answer: WireDecodable>(
         _ endpoint: URL, _ path: String, _ body: Data, as _: Answer.Type
     ) throws -> Answer {
         let token = try currentToken(at: endpoint)
@@ -247,7 +247,7 @@ package final class EtcdClient: Sendable {
     @discardableResult
     func authenticate(at endpoint: URL) throws -> String? {
         guard let credentials else { return nil }
-        let body = try Wire.encode(Wire.AuthenticateRequest(name: credentials.user, password: credentials.password))
+        let body = Wire.encode(Wire.AuthenticateRequest(name: credentials.user, password: credentials.password))
         let answer: Wire.AuthenticateResponse
         do {
             answer = try post(endpoint, "/v3/auth/authenticate", body, token: nil, as: Wire.AuthenticateResponse.self)
@@ -279,7 +279,7 @@ package final class EtcdClient: Sendable {
     /// queue: so there every call and the watch take one path, which App Transport Security governs (an
     /// `http://` endpoint needs an exception in the app's `Info.plist`), and which watchOS allows (it refuses
     /// plain sockets to most apps).
-    private func post<Answer: Decodable>(
+    private func post<Answer: WireDecodable>(
         _ endpoint: URL, _ path: String, _ body: Data, token: String?, as _: Answer.Type
     ) throws -> Answer {
         let (data, status) = try exchange(endpoint, path, body, token: token)

@@ -188,39 +188,26 @@ enum Wire {
         var error: ErrorBody?
     }
 
-    /// The JSON of a request body: written by hand for the request types (`Wire+JSON.swift`), by `JSONEncoder`
-    /// (field names in snake case) for any other. (The request types hold only strings, numbers and arrays of
-    /// them: it does not fail.)
-    static func encode(_ body: some Encodable) throws -> Data {
-        if let body = body as? any WireEncodable {
-            var writer = WireJSONWriter()
-            body.write(to: &writer)
-            return Data(writer.bytes)
-        }
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        return try encoder.encode(body)
+    /// The JSON of a request body, written by hand (`Wire+JSON.swift`): a type without that writer does not
+    /// compile here, so no request ever takes a slower path unseen. (The types are `Encodable` too, for the tests
+    /// that check the writer against `JSONEncoder`.)
+    static func encode(_ body: some WireEncodable) -> Data {
+        var writer = WireJSONWriter()
+        body.write(to: &writer)
+        return Data(writer.bytes)
     }
 
     /// The decoder of the gateway's answers.
     static func decoder() -> WireDecoder { WireDecoder() }
 }
 
-/// Decodes the gateway's answers: by hand for the answer types (`Wire+JSON.swift`), with `JSONDecoder` (field
-/// names from snake case) for any other type.
+/// Decodes the gateway's answers, by hand (`Wire+JSON.swift`): a type without that reader does not compile here.
+/// (The types are `Decodable` too, for the tests that check the reader against `JSONDecoder`.)
 struct WireDecoder {
     /// The answer of `type` that `data` holds.
     ///
-    /// - Throws: ``WireJSONError`` (or `DecodingError`, for a type not read by hand) saying what is wrong where.
-    func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws -> Value {
-        if let readable = type as? any WireDecodable.Type {
-            let value = try WireJSONReader.read(data) { (reader) throws(WireJSONError) in
-                try readable.init(reading: &reader)
-            }
-            if let value = value as? Value { return value }
-        }
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        return try decoder.decode(type, from: data)
+    /// - Throws: ``WireJSONError`` saying what is wrong where.
+    func decode<Value: WireDecodable>(_ type: Value.Type, from data: Data) throws(WireJSONError) -> Value {
+        try WireJSONReader.read(data) { (reader) throws(WireJSONError) in try Value(reading: &reader) }
     }
 }
