@@ -27,10 +27,10 @@ extension Defaults {
     public func publishedSchema() throws(DefaultsError) -> Schema? {
         let storage = store.storage
         guard let bytes = try storage.storedSchema() else { return nil }
-        return try Schema(bytes: bytes, location: storage.schemaLocation)
+        return try Schema(bytes: bytes, location: store.facts.schemaLocation)
     }
 
     /// Where this store's schema is kept, for messages: the schema file's path, the etcd key (its last byte
     /// written `\xFF`), or `memory`.
-    public var schemaLocation: String { store.storage.schemaLocation }
+    public var schemaLocation: String { store.facts.schemaLocation }
 }

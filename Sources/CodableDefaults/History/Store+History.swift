@@ -63,7 +63,7 @@ extension Store {
             guard let latest = records.last?.revision else {
                 throw DefaultsError(
                     .historyUnavailable,
-                    storage.isPersistent
+                    facts.isPersistent
                         ? "the store's history has no saves to revert (it is off, or nothing was saved since it "
                             + "was turned on); nothing was written"
                         : "a store in memory keeps no history; nothing was written", path: path)
@@ -77,11 +77,11 @@ extension Store {
             }
             let wanted = try Self.values(at: revision, of: names, in: history, path: path)
             if wanted.isEmpty { return [] }
-            guard wanted.count <= storage.maximumKeysPerUpdate else {
+            guard wanted.count <= facts.maximumKeysPerUpdate else {
                 throw DefaultsError(
                     .historyUnavailable,
                     "the revert would change \(wanted.count) keys, more than one update here takes "
-                        + "(\(storage.maximumKeysPerUpdate)); revert fewer keys (key by key); nothing was written",
+                        + "(\(facts.maximumKeysPerUpdate)); revert fewer keys (key by key); nothing was written",
                     path: path)
             }
             let ordered = wanted.keys.sorted { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) }

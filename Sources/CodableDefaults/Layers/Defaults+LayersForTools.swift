@@ -24,4 +24,17 @@ extension Defaults {
     package func isSecret(forKey name: String) -> Bool {
         store.isSecret(name)
     }
+
+    /// The error of `name`'s value when it is there but cannot be read (on etcd, text another tool stored that is
+    /// not JSON), quoting none of it when the name is secret (``isSecret(forKey:)``); `nil` otherwise, and always
+    /// for a file or memory store. Thread-safe.
+    package func unreadableValue(named name: String) -> DefaultsError? {
+        store.remote?.unreadableValue(named: name, secret: isSecret(forKey: name))
+    }
+
+    /// The errors of every value that is there but cannot be read (`unreadableValue(named:)`), in the order of
+    /// their keys' UTF-8 bytes, keeping those `including` takes. Thread-safe.
+    package func unreadableValues(including: (String) -> Bool = { _ in true }) -> [DefaultsError] {
+        (store.remote?.unreadableNames() ?? []).filter(including).compactMap { unreadableValue(named: $0) }
+    }
 }

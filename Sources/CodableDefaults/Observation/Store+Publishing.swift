@@ -67,10 +67,10 @@ extension Store {
     }
 
     /// Takes in what changed in the storage since the store last read or wrote it, and notifies observers of
-    /// what changed, then reports what the storage noticed on its own (``Storage/takeNotices()``). Runs on the
+    /// what changed, then reports what the storage noticed on its own (``RemoteStorage/takeNotices()``). Runs on the
     /// store's queue. Data that does not parse is reported once per version and leaves the store as it was.
     func takeInOutsideChanges() {
-        defer { for notice in storage.takeNotices() { report(notice) } }
+        defer { for notice in remote?.takeNotices() ?? [] { report(notice) } }
         do throws(DefaultsError) {
             let changed = try saveLock.withLock("taking in outside changes") {
                 () throws(DefaultsError) -> Set<MemberName> in

@@ -15,9 +15,7 @@ final class MemoryStorage: Storage {
 
     private let state = Locked(State())
 
-    var location: String? { nil }
-    var isPersistent: Bool { false }
-    var schemaLocation: String { "memory" }
+    let facts = StorageFacts(location: nil, schemaLocation: "memory", isPersistent: false)
 
     func storedSchema() throws(DefaultsError) -> [UInt8]? { state.withLock { $0.schema } }
 
@@ -61,10 +59,6 @@ final class MemoryStorage: Storage {
     /// Memory keeps no history: a store that lives only as long as its process has nothing to undo after it.
     func history() throws(DefaultsError) -> StorageHistory { StorageHistory(records: [], isComplete: true) }
 
-    var hasUnconfirmedWrite: Bool { false }
-
-    func confirmDurability() throws(DefaultsError) {}
-
     func outsideChanges() throws(DefaultsError) -> StorageContent? {
         let changes: [MemberChange] = state.withLock { state in
             defer { state.injected = [] }
@@ -82,8 +76,6 @@ final class MemoryStorage: Storage {
     func stopWatching() {
         state.withLock { $0.signal = nil }
     }
-
-    func moveAsideUnreadable() throws(DefaultsError) -> (location: String, notice: DefaultsError)? { nil }
 
     /// Stores `changes` as another writer would, and signals the store (on its queue) to take them in.
     func inject(_ changes: [MemberChange]) {

@@ -1,25 +1,7 @@
 /// What an engine of another target (the etcd engine) needs to implement ``Storage``: the seam's values made
-/// from outside the module, and the check that keeps text that is not JSON out of the store's cells.
+/// from outside the module.
 
 extension Storage {
-    /// The file and memory engines hold only values the store wrote or validated: none is unreadable.
-    package func unreadableValue(named name: String, secret: Bool) -> DefaultsError? { nil }
-
-    /// The file and memory engines hold only values the store wrote or validated: none is unreadable.
-    package func unreadableNames() -> [String] { [] }
-
-    /// The file and memory engines store every name, the empty one too.
-    package var minimumNameLength: Int { 0 }
-
-    /// The file and memory engines find nothing on their own: what goes wrong is an error of a call.
-    package func takeNotices() -> [DefaultsError] { [] }
-
-    /// The file and memory engines change any number of keys in one update.
-    package var maximumKeysPerUpdate: Int { Int.max }
-
-    /// The file and memory engines are always reachable: a failed write is not waiting for them to answer.
-    package func whenWritableAgain(_ signal: @escaping @Sendable () -> Void) {}
-
     /// ``update(reading:as:_:)`` of a plain save (``Defaults/modify(_:_:)``).
     package func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite {
         update(reading: names, as: .save, transform)

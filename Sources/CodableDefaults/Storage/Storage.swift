@@ -1,5 +1,11 @@
 import Dispatch
 
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// A change of one member: its new compact JSON value, or `nil` when it was removed.
 package struct MemberChange {
     /// The member's name (compared byte for byte, see ``MemberName``).
@@ -83,13 +89,10 @@ package struct StorageWrite {
 /// holds now, whatever other writers stored meanwhile, and reports what they stored as ``StorageWrite/outside``.
 ///
 /// Calls come from one thread at a time: the store makes every call (except ``startWatching(on:_:)``'s
-/// signal and ``whenWritableAgain(_:)``) under its save lock. Every method may block on I/O. None calls user code.
+/// signal and ``RemoteStorage/whenWritableAgain(_:)``) under its save lock. Every method may block on I/O. None calls user code.
 package protocol Storage: AnyObject, Sendable {
-    /// Where the data lives, for messages: the file's path; `nil` in memory.
-    var location: String? { get }
-
-    /// Whether data written survives the process (the store then saves unsaved changes when it goes away).
-    var isPersistent: Bool { get }
+    /// What the engine is, fixed when it is made (see ``StorageFacts``).
+    var facts: StorageFacts { get }
 
     /// Reads every member for the first time, bringing the data to the options' schema or moving an
     /// unreadable file aside as the options say. Returns the members (`nil` when nothing is stored yet);
@@ -124,21 +127,12 @@ package protocol Storage: AnyObject, Sendable {
         reading names: [String], as kind: Defaults.HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
     ) -> StorageWrite
 
-    /// The most keys one ``update(reading:as:_:)`` may read and change: `Int.max` for the file and memory engines;
-    /// for etcd, what one transaction takes besides the history record. A revert of more keys is refused before
-    /// anything is written.
-    var maximumKeysPerUpdate: Int { get }
-
     /// The history of the saves (see ``Defaults/history()``), oldest first; empty for an engine that keeps none
     /// (memory). A write records each save that changed a value: for each member its value before and after
     /// (only that it changed, for a ``MemberChange/secret`` member), when, by whom, under the next revision.
     ///
     /// - Throws: ``DefaultsError`` when the history exists but cannot be read.
     func history() throws(DefaultsError) -> StorageHistory
-
-    /// Where the schema kept with the data lives, for messages: a file's path, an etcd key (see
-    /// ``storedSchema()``).
-    var schemaLocation: String { get }
 
     /// The schema kept with the data (``Defaults/publishSchema(for:title:)``), the bytes as stored; `nil` when
     /// there is none. The file engine reads the file ``Defaults/schemaURL(forStoreAt:)`` names; etcd, the
@@ -153,14 +147,6 @@ package protocol Storage: AnyObject, Sendable {
     /// - Throws: ``DefaultsError/Code-swift.struct/writeFailed`` when it cannot be written (nothing changed).
     func storeSchema(_ bytes: [UInt8]) throws(DefaultsError)
 
-    /// Whether an earlier write is not yet known to be durable (its directory flush failed).
-    var hasUnconfirmedWrite: Bool { get }
-
-    /// Retries confirming an earlier write's durability; does nothing when none is unconfirmed.
-    ///
-    /// - Throws: ``DefaultsError/Code-swift.struct/notDurable`` while it still cannot be confirmed.
-    func confirmDurability() throws(DefaultsError)
-
     /// What changed outside since this storage last read or wrote, or `nil` when nothing did.
     ///
     /// - Throws: ``DefaultsError`` when the data changed and cannot be read; an engine reports one bad
@@ -174,16 +160,60 @@ package protocol Storage: AnyObject, Sendable {
     /// Stops noticing outside changes.
     func stopWatching()
 
-    /// What the engine found on its own since it was last asked, for the store's error handler (a remote engine's
-    /// conflicts after an outage; a local copy it could not write); the engine signals (as for outside changes)
-    /// when it has some. Empty for the file and memory engines (see `Storage+Engine.swift`).
-    func takeNotices() -> [DefaultsError]
+}
 
-    /// Sets what the engine calls once it can write again after a write failed because it could not reach its
-    /// data (a remote engine none of whose endpoints answered): the store's save of its unsaved changes, on a
-    /// thread of the engine's. The file and memory engines are always reachable and never call it (see
-    /// `Storage+Engine.swift`).
-    func whenWritableAgain(_ signal: @escaping @Sendable () -> Void)
+/// What a storage engine is, fixed when it is made: one value, so that an engine states its facts in one place and the
+/// store reads them once.
+package struct StorageFacts: Sendable {
+    /// Where the data lives, for messages: the file's path, `etcd://HOST:PORT/PREFIX`; `nil` in memory.
+    package var location: String?
+
+    /// Where the schema kept with the data lives, for messages: a file's path, an etcd key, `memory` (see
+    /// ``Storage/storedSchema()``).
+    package var schemaLocation: String
+
+    /// Whether data written survives the process (the store then saves unsaved changes when it goes away).
+    package var isPersistent: Bool
+
+    /// The shortest name, in bytes of UTF-8, that the engine can store: 1 for one that has no empty key (etcd
+    /// with the empty prefix, whose key would be empty), 0 for the others. A set of a shorter name is refused
+    /// when it is made, so that it never reaches a save (where it would fail every later save).
+    package var minimumNameLength: Int
+
+    /// The most keys one ``Storage/update(reading:as:_:)`` may read and change: `Int.max` for the file and memory
+    /// engines; for etcd, what one transaction takes besides the history record. A revert of more keys is refused
+    /// before anything is written.
+    package var maximumKeysPerUpdate: Int
+
+    /// The facts of an engine; a name may be empty and an update may change any number of keys unless said.
+    package init(
+        location: String?, schemaLocation: String, isPersistent: Bool, minimumNameLength: Int = 0,
+        maximumKeysPerUpdate: Int = .max
+    ) {
+        self.location = location
+        self.schemaLocation = schemaLocation
+        self.isPersistent = isPersistent
+        self.minimumNameLength = minimumNameLength
+        self.maximumKeysPerUpdate = maximumKeysPerUpdate
+    }
+}
+
+extension Storage {
+    /// Where the data lives, for messages (``StorageFacts/location``).
+    package var location: String? { facts.location }
+}
+
+/// A storage whose write can be known durable only after it returned (the JSON file: the flush of its directory
+/// may fail after the rename), and whose unreadable data can be moved out of the way. The store asks once, when it
+/// is made, whether its storage is one; the others have nothing to confirm and nothing to move.
+package protocol DurableStorage: Storage {
+    /// Whether an earlier write is not yet known to be durable (its directory flush failed).
+    var hasUnconfirmedWrite: Bool { get }
+
+    /// Retries confirming an earlier write's durability; does nothing when none is unconfirmed.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/notDurable`` while it still cannot be confirmed.
+    func confirmDurability() throws(DefaultsError)
 
     /// Moves data that cannot be read out of the way, so the next write stores the store's state in its
     /// place. Returns where it went and the notice for the store's error handler, or `nil` when the data
@@ -191,23 +221,33 @@ package protocol Storage: AnyObject, Sendable {
     ///
     /// - Throws: ``DefaultsError`` when moving fails (nothing moved).
     func moveAsideUnreadable() throws(DefaultsError) -> (location: String, notice: DefaultsError)?
+}
 
-    /// Why the member `name` holds a value the store cannot take (another tool stored text that is not JSON in
-    /// a remote engine), or `nil` when it holds none such. Such a member is left out of what the engine reports,
-    /// so the store serves the default for it; a read that throws throws this error (`decodingFailed`). The
-    /// engine keeps the member as it is until the store writes the name. Asked only when a read decodes a name
-    /// with no stored value (never on a cached read); the file and memory engines have none (see
-    /// `Storage+Engine.swift`). For a `secret` value (a secret key's) the error says where the text stops being
-    /// JSON (line and column) but quotes no part of it.
+/// A storage another system holds (etcd): it finds problems on its own, can be out of reach, and can hold values the
+/// store cannot take (text another tool stored that is not JSON). The store asks once, when it is made, whether its
+/// storage is one; the others find nothing on their own, are always reachable and hold only what the store wrote or
+/// validated.
+package protocol RemoteStorage: Storage {
+    /// What the engine found on its own since it was last asked, for the store's error handler (a remote engine's
+    /// conflicts after an outage; a local copy it could not write); the engine signals (as for outside changes) when it
+    /// has some.
+    func takeNotices() -> [DefaultsError]
+
+    /// Sets what the engine calls once it can write again after a write failed because it could not reach its data (a
+    /// remote engine none of whose endpoints answered): the store's save of its unsaved changes, on a thread of the
+    /// engine's.
+    func whenWritableAgain(_ signal: @escaping @Sendable () -> Void)
+
+    /// Why the member `name` holds a value the store cannot take (another tool stored text that is not JSON in a remote
+    /// engine), or `nil` when it holds none such. Such a member is left out of what the engine reports, so the store
+    /// serves the default for it; a read that throws throws this error (`decodingFailed`). The engine keeps the member
+    /// as it is until the store writes the name. Asked only when a read decodes a name with no stored value (never on a
+    /// cached read). For a `secret` value (a secret key's) the error says where the text stops being JSON (line and
+    /// column) but quotes no part of it.
     func unreadableValue(named name: String, secret: Bool) -> DefaultsError?
 
-    /// The shortest name, in bytes of UTF-8, that the engine can store: 1 for one that has no empty key (etcd
-    /// with the empty prefix, whose key would be empty), 0 for the others. A set of a shorter name is refused
-    /// when it is made, so that it never reaches a save (where it would fail every later save).
-    var minimumNameLength: Int { get }
-
     /// The names of the members that hold a value the store cannot take (see ``unreadableValue(named:secret:)``),
-    /// sorted by their UTF-8 bytes; empty for the file and memory engines.
+    /// sorted by their UTF-8 bytes.
     func unreadableNames() -> [String]
 }
 
@@ -216,5 +256,6 @@ package protocol Storage: AnyObject, Sendable {
 /// and hands it to ``Store/init(storage:options:)``. Reads nothing.
 package func makeStorage(path: String?, options: Defaults.Options) -> any Storage {
     guard let path else { return MemoryStorage() }
-    return JSONFileStorage(path: path, options: options)
+    let schemaPath = Defaults.schemaURL(forStoreAt: URL(fileURLWithPath: path)).path
+    return JSONFileStorage(path: path, schemaPath: schemaPath, options: options)
 }

@@ -73,7 +73,7 @@ extension Store {
                     // an absent value: the closure would write over it. It is refused, as a wrong-typed value is
                     // (unless this process removed it meanwhile: its removal, unsaved, wins over it anyway).
                     if case .absent = stored, !isUnsaved,
-                        let unreadable = storage.unreadableValue(named: cell.name, secret: secret)
+                        let unreadable = remote?.unreadableValue(named: cell.name, secret: secret)
                     {
                         throw unreadable
                     }

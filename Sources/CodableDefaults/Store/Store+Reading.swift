@@ -71,7 +71,7 @@ extension Store {
             // Nothing stored may be a stored value the engine could not take (text that is not JSON): it fails as a
             // value that does not decode. Asked only when the decoded value came from below the stored domain.
             if error == nil, origin.isBelowStored,
-                let unreadable = storage.unreadableValue(named: key.name, secret: secret)
+                let unreadable = remote?.unreadableValue(named: key.name, secret: secret)
             {
                 (value, error) = (key.defaultValue, unreadable)
             }

@@ -35,7 +35,7 @@ extension Store {
         }
         try saveLock.lock(for: "a save")
         defer { saveLock.unlock() }
-        guard let pending = takePending() else { return try storage.confirmDurability() }
+        guard let pending = takePending() else { return try durable?.confirmDurability() ?? () }
         let (encoded, encodingError) = encode(pending, reverted: &reverted)
         // The storage's view of each change is made under the lock, where a cell's fields are read.
         let (changes, members): ([Written], [MemberChange]) = state.withLock { state in

@@ -38,7 +38,7 @@ extension Store {
     ///
     /// - Throws: The error of an `.immediate` save.
     private func applySaveMode(_ mode: Defaults.SaveMode) throws(DefaultsError) {
-        guard storage.isPersistent else { return }
+        guard facts.isPersistent else { return }
         switch mode {
         case .immediate: try save()
         case .afterIdle(let delay): scheduleSave(after: delay)

@@ -29,6 +29,13 @@ import Observation
 package final class Store: Sendable {
     /// Where the members live.
     let storage: any Storage
+    /// The storage as one whose writes are confirmed durable later and whose unreadable data can be moved aside
+    /// (the file), or `nil`: asked once, when the store is made.
+    let durable: (any DurableStorage)?
+    /// The storage as one another system holds (etcd), or `nil`: asked once, when the store is made.
+    let remote: (any RemoteStorage)?
+    /// What the storage is (``StorageFacts``), read once.
+    let facts: StorageFacts
     /// Limits, the unreadable-file policy and migrations.
     let options: Defaults.Options
     /// The nesting limit for values.
@@ -58,22 +65,26 @@ package final class Store: Sendable {
     /// in the background.
     package init(storage: any Storage, options: Defaults.Options) {
         self.storage = storage
+        self.durable = storage as? any DurableStorage
+        self.remote = storage as? any RemoteStorage
+        self.facts = storage.facts
         self.options = options
         self.maxKeyLength = options.maximumKeyLength
-        self.minKeyLength = storage.minimumNameLength
-        self.saveLock = SaveLock(path: storage.location)
-        storage.whenWritableAgain { [weak self] in self?.saveInBackground() }
+        self.minKeyLength = facts.minimumNameLength
+        self.saveLock = SaveLock(path: facts.location)
+        remote?.whenWritableAgain { [weak self] in self?.saveInBackground() }
     }
 
     deinit {
         storage.stopWatching()
-        if storage.isPersistent && (state.withLock { !$0.members.dirty.isEmpty } || storage.hasUnconfirmedWrite) {
+        let unsaved = state.withLock { !$0.members.dirty.isEmpty } || durable?.hasUnconfirmedWrite == true
+        if facts.isPersistent && unsaved {
             do { try save() } catch { report(error) }
         }
     }
 
     /// The store file's path, or `nil` in memory.
-    var path: String? { storage.location }
+    var path: String? { facts.location }
 
     // MARK: Opening and reloading
 
@@ -107,7 +118,7 @@ package final class Store: Sendable {
     func moveAsideUnreadableFile() throws(DefaultsError) -> String? {
         let moved = try saveLock.withLock("moveAsideUnreadableFile") {
             () throws(DefaultsError) -> (location: String, notice: DefaultsError)? in
-            guard let moved = try storage.moveAsideUnreadable() else { return nil }
+            guard let moved = try durable?.moveAsideUnreadable() else { return nil }
             state.withLock { state in
                 state.errors.loadFailure = nil
                 state.makeAllCells()

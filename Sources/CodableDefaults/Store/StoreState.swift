@@ -157,9 +157,9 @@ struct StoreState {
                     changed.insert(MemberName(change.name))
                 } else if change.value == nil && !cell.isDirty {
                     // Still without a value, yet the engine reported the name: it may now hold a value the store
-                    // cannot take (text that is not JSON, see `Storage.unreadableValue(named:secret:)`), or no longer
-                    // hold one. A new version makes a cached read ask again; nobody is told (the value read is the
-                    // same).
+                    // cannot take (text that is not JSON, see `RemoteStorage.unreadableValue(named:secret:)`), or
+                    // no longer hold one. A new version makes a cached read ask again; nobody is told (the value
+                    // read is the same).
                     cell.version &+= 1
                 }
             }

@@ -7,9 +7,6 @@ extension EtcdStorage {
     /// may write the prefix may publish it, and whoever may read it may read it).
     package var schemaKey: [UInt8] { prefix + [0xFF] + Array("schema".utf8) }
 
-    /// The schema key, for messages: `etcd://host:port/prefix` followed by `\xFFschema`.
-    package var schemaLocation: String { (location ?? "etcd") + "\\xFFschema" }
-
     /// The schema key's value; `nil` when it has none. One read of one key, from whichever endpoint answers; with
     /// a local copy, what the copy holds when none answers (and the copy keeps what was read).
     package func storedSchema() throws(DefaultsError) -> [UInt8]? {

@@ -95,11 +95,6 @@ extension EtcdStorage {
             path: location)
     }
 
-    /// One transaction's operations, less the history record's when it is recorded.
-    package var maximumKeysPerUpdate: Int {
-        max(1, maximumOperationsPerTransaction - (historyLimit.isEnabled ? 1 : 0))
-    }
-
     package func update(
         reading names: [String], as kind: Defaults.HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
     ) -> StorageWrite {
@@ -110,14 +105,14 @@ extension EtcdStorage {
     private func updateHoldingLock(
         reading names: [String], as kind: Defaults.HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
     ) -> StorageWrite {
-        guard names.count <= maximumKeysPerUpdate else {
+        guard names.count <= facts.maximumKeysPerUpdate else {
             return StorageWrite(
                 outside: nil,
                 outcome: .failure(
                     DefaultsError(
                         .invalidArgument,
-                        "an update on etcd reads and changes at most \(maximumKeysPerUpdate) keys (one transaction); "
-                            + "it was given \(names.count), and nothing was written", path: location)))
+                        "an update on etcd reads and changes at most \(facts.maximumKeysPerUpdate) keys (one "
+                            + "transaction); it was given \(names.count), and nothing was written", path: location)))
         }
         // Changes kept while etcd did not answer go first (when it does not answer now, the reads below fail).
         if localCopy != nil, state.withLock({ !$0.offline.isEmpty }) { _ = sendOffline() }

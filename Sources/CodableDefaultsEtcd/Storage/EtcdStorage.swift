@@ -27,7 +27,7 @@ import Foundation
 /// The ``CodableDefaults/Storage`` methods block their thread until etcd answers (the client's calls need no other
 /// thread, so this is safe from any thread). Errors are ``CodableDefaults/DefaultsError``s that quote the ``EtcdError``
 /// (its endpoint and etcd's words).
-package final class EtcdStorage: Storage {
+package final class EtcdStorage: RemoteStorage {
     /// The cluster.
     package let client: EtcdClient
     /// The prefix of every member's key.
@@ -128,6 +128,12 @@ package final class EtcdStorage: Storage {
         historyLimit = history
         self.maximumOperationsPerTransaction = max(1, maximumOperationsPerTransaction)
         self.maximumBytesPerTransaction = max(1, maximumBytesPerTransaction)
+        // etcd has no empty key: with the empty prefix, the name "" would be one. One transaction's operations
+        // take the members, less the history record's when it is recorded.
+        facts = StorageFacts(
+            location: location, schemaLocation: (location ?? "etcd") + "\\xFFschema", isPersistent: true,
+            minimumNameLength: prefix.isEmpty ? 1 : 0,
+            maximumKeysPerUpdate: max(1, self.maximumOperationsPerTransaction - (history.isEnabled ? 1 : 0)))
     }
 
     deinit {
@@ -164,7 +170,7 @@ package final class EtcdStorage: Storage {
 
     // MARK: Storage
 
-    package var isPersistent: Bool { true }
+    package let facts: StorageFacts
 
     package func open(reporting report: (DefaultsError) -> Void) throws(DefaultsError) -> StoredMembers? {
         if localCopy != nil { return try openWithLocalCopy(reporting: report) }
@@ -207,10 +213,6 @@ package final class EtcdStorage: Storage {
         return range.keyValues.isEmpty ? nil : StoredMembers(members: members)
     }
 
-    package var hasUnconfirmedWrite: Bool { false }
-
-    package func confirmDurability() throws(DefaultsError) {}
-
     package func outsideChanges() throws(DefaultsError) -> StorageContent? {
         let (snapshot, pending) = state.withLock { state in
             defer {
@@ -226,11 +228,6 @@ package final class EtcdStorage: Storage {
         if pending.isEmpty { return nil }
         return .changes(pending.map { MemberChange(String(decoding: $0.key, as: UTF8.self), $0.value.value) })
     }
-
-    package func moveAsideUnreadable() throws(DefaultsError) -> (location: String, notice: DefaultsError)? { nil }
-
-    /// etcd has no empty key: with the empty prefix, the name "" would be one.
-    package var minimumNameLength: Int { prefix.isEmpty ? 1 : 0 }
 
     package func unreadableNames() -> [String] {
         state.withLock { $0.unreadable.keys.sorted { $0.lexicographicallyPrecedes($1) } }

@@ -49,17 +49,3 @@ extension Tool {
         defaults.keys.contains { defaults.isSecret(forKey: $0) }
     }
 }
-
-extension Defaults {
-    /// The error of `name`'s value when it is there but cannot be read (on etcd, text that is not
-    /// JSON), quoting none of it when the key is secret; `nil` otherwise.
-    func unreadableValue(named name: String) -> DefaultsError? {
-        engine.unreadableValue(named: name, secret: isSecret(forKey: name))
-    }
-
-    /// The errors of every value that is there but cannot be read, in the order of their keys'
-    /// UTF-8 bytes, keeping those `including` takes; each quotes none of a secret key's value.
-    func unreadableValues(including: (String) -> Bool = { _ in true }) -> [DefaultsError] {
-        engine.unreadableNames().filter(including).compactMap { unreadableValue(named: $0) }
-    }
-}

@@ -5,16 +5,6 @@
 #endif
 
 extension JSONFileStorage {
-    /// The schema file beside the store file (``Defaults/schemaURL(forStoreAt:)``), written as the store file is.
-    private var schemaFile: DurableFile {
-        DurableFile(
-            path: Defaults.schemaURL(forStoreAt: URL(fileURLWithPath: file.path)).path, system: file.system,
-            role: "schema")
-    }
-
-    /// The schema file's path.
-    var schemaLocation: String { schemaFile.path }
-
     /// Reads the schema file (at most the store's size limit); `nil` when there is none.
     func storedSchema() throws(DefaultsError) -> [UInt8]? {
         try schemaFile.read(maxSize: options.maximumFileSize)?.bytes

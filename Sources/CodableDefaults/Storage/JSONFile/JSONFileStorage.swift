@@ -8,7 +8,7 @@ import Dispatch
 /// the store makes its calls one at a time anyway (under its save lock). The test counters (debug builds only,
 /// `Testing/JSONFileStorage+Counters.swift`) have a lock of their own, never held across I/O, so a test can read
 /// them while a write waits for the file lock.
-final class JSONFileStorage: Storage {
+final class JSONFileStorage: DurableStorage {
     /// What the storage knows of the file.
     struct DiskState {
         /// The file's identity as last read or written; `nil` when there was no file.
@@ -27,6 +27,9 @@ final class JSONFileStorage: Storage {
     }
 
     let file: DurableFile
+    /// The schema file beside the store file (``Defaults/schemaURL(forStoreAt:)``, which whoever makes the storage
+    /// names), written as the store file is.
+    let schemaFile: DurableFile
     /// The history beside the file (`.<name>.history`).
     let historyLog: HistoryLog
     let options: Defaults.Options
@@ -40,9 +43,12 @@ final class JSONFileStorage: Storage {
         let counters = Locked(Counters())
     #endif
 
-    /// A storage for the file at `path` (absolute, resolved). Reads nothing: ``open(reporting:)`` does.
-    init(path: String, options: Defaults.Options) {
+    /// A storage for the file at `path` (absolute, resolved), whose schema is the file at `schemaPath`. Reads nothing:
+    /// ``open(reporting:)`` does.
+    init(path: String, schemaPath: String, options: Defaults.Options) {
         self.file = DurableFile(path: path)
+        self.schemaFile = DurableFile(path: schemaPath, system: file.system, role: "schema")
+        self.facts = StorageFacts(location: path, schemaLocation: schemaPath, isPersistent: true)
         self.historyLog = HistoryLog(of: file, limit: options.history, maximumFileSize: options.maximumFileSize)
         self.options = options
         self.schemaVersion = options.migrations.map(\.version).max()
@@ -52,8 +58,7 @@ final class JSONFileStorage: Storage {
         watcher.withLock { $0 }?.stop()
     }
 
-    var location: String? { file.path }
-    var isPersistent: Bool { true }
+    let facts: StorageFacts
 
     /// Takes the file lock, waiting at most `options.lockTimeout`.
     /// The error of a write to a store opened only to read (``Defaults/Options/readsOnly``); `nil` otherwise.
