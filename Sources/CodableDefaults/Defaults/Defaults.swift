@@ -197,9 +197,7 @@ public final class Defaults: Sendable {
     public subscript<Value>(key: Key<Value>) -> Value {
         get { store.value(for: key) }
         set {
-            if key.isReserved || !store.takesKeyLength(key.nameLength) {
-                return store.report(refusal(key.name))
-            }
+            if !admits(key) { return store.report(refusal(key.name)) }
             do { try store.set(newValue, for: key, mode: saveMode) } catch { store.report(error) }
         }
     }
@@ -223,9 +221,7 @@ public final class Defaults: Sendable {
     ///   `.immediate` the save's error (the value stays stored in memory and pending; for
     ///   ``DefaultsError/Code-swift.struct/notDurable`` it is written but its durability is not confirmed).
     public func set<Value>(_ value: Value, for key: Key<Value>) throws(DefaultsError) {
-        if key.isReserved || !store.takesKeyLength(key.nameLength) {
-            throw refusal(key.name)
-        }
+        if !admits(key) { throw refusal(key.name) }
         if key.isNil(value) {
             if key.isSecret { store.markSecret([key.name]) }
             return try store.remove(key.name, mode: saveMode)
@@ -250,11 +246,7 @@ public final class Defaults: Sendable {
     public func reset(_ keys: [AnyKey]) {
         var names: [String] = []
         for key in keys {
-            if key.isReserved {
-                store.report(refusal(key.name))
-            } else {
-                names.append(key.name)
-            }
+            if admits(key) { names.append(key.name) } else { store.report(refusal(key.name)) }
         }
         let secret = keys.filter(\.isSecret).map(\.name)
         if !secret.isEmpty { store.markSecret(secret) }
@@ -292,22 +284,42 @@ public final class Defaults: Sendable {
         store.discardUnsavedChanges()
     }
 
-    /// Why a set or removal of `name` is refused, or `nil` when it is not: the reserved member, a key over
-    /// the length limit, or the empty key where the storage has none.
-    func refusalIfAny(_ name: String) -> DefaultsError? {
-        if name == Self.schemaVersionKey {
+    // MARK: Which keys a store takes: one rule, for every call that sets, removes or changes a key (the typed API,
+    // the string API, batches, registration, modify, revert, and the command-line tool).
+
+    /// Whether a set or removal of `key` is taken: it is not the reserved member and its name is within the
+    /// store's lengths. The typed API's check, made from what the key knows of itself (no string is looked at);
+    /// ``refusalIfAny(_:)`` is the same rule for a name.
+    @inline(__always)
+    func admits(_ key: AnyKey) -> Bool { !key.isReserved && store.takesKeyLength(key.nameLength) }
+
+    /// Why a set or removal of `name` is refused, or `nil` when it is taken: the reserved member, a key over
+    /// the length limit, or a key shorter than the storage can hold (``StorageFacts/minimumNameLength``).
+    package func refusalIfAny(_ name: String) -> DefaultsError? {
+        if let refusal = Self.refusalIfAny(name, maximumLength: store.maxKeyLength, path: url?.path) {
+            return refusal
+        }
+        if name.utf8.count < store.minKeyLength {
+            let what =
+                store.minKeyLength == 1 ? "the empty key" : "a key shorter than \(store.minKeyLength) bytes of UTF-8"
+            return DefaultsError(
+                .invalidArgument, "the store's storage cannot hold \(what) (it has no such key); nothing was stored",
+                path: store.path, key: name)
+        }
+        return nil
+    }
+
+    /// The part of the rule that needs no store: why a set or removal of `name` is refused in any store whose keys
+    /// are at most `maximumLength` bytes (the reserved member, a key over the limit), or `nil`. The command-line
+    /// tool asks it of a KEY argument before it opens the store.
+    package static func refusalIfAny(_ name: String, maximumLength: Int, path: String? = nil) -> DefaultsError? {
+        if name == schemaVersionKey {
             return DefaultsError(
                 .reservedKey, "the key is reserved for the file's schema version and cannot be set or removed",
                 key: name)
         }
-        if name.utf8.count > store.maxKeyLength {
-            return Store.keyTooLong(name, limit: store.maxKeyLength, path: url?.path)
-        }
-        if name.utf8.count < store.minKeyLength {
-            return DefaultsError(
-                .invalidArgument,
-                "the store cannot hold the empty key (on etcd with the empty prefix, its etcd key would be empty, "
-                    + "which etcd refuses); nothing was stored", path: store.storage.location, key: name)
+        if name.utf8.count > maximumLength {
+            return Store.keyTooLong(name, limit: maximumLength, path: path)
         }
         return nil
     }

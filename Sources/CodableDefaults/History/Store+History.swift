@@ -194,7 +194,7 @@ extension Store {
             throw DefaultsError(
                 .historyUnavailable,
                 "history before revision \(oldest.revision) is gone (its records were dropped by the history's "
-                    + "bound, or compacted away by etcd); nothing was written", path: path)
+                    + "bound, or compacted away by the storage); nothing was written", path: path)
         }
         var values: [MemberName: [UInt8]?] = [:]
         for record in records where record.revision > target {

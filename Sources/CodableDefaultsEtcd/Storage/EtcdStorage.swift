@@ -47,7 +47,7 @@ package final class EtcdStorage: RemoteStorage {
     /// is off, writes record nothing.
     package let historyLimit: Defaults.HistoryLimit
     /// The local copy of the prefix (see `EtcdStorage+LocalCopy.swift`), or `nil` when the store keeps none.
-    let localCopy: LocalCopyFile?
+    let localCopy: EngineFile?
     /// The most bytes the local copy may take (the store's ``CodableDefaults/Defaults/Options/maximumFileSize``).
     let localCopyLimit: Int
     /// Held while the local copy is written, so that copies are written in the order of the states they hold.
@@ -118,7 +118,7 @@ package final class EtcdStorage: RemoteStorage {
         maximumBytesPerTransaction: Int = 1 << 20, history: Defaults.HistoryLimit = .default,
         localCopy: String? = nil, localCopyLimit: Int = 64 << 20
     ) {
-        self.localCopy = localCopy.map { LocalCopyFile(path: $0) }
+        self.localCopy = localCopy.map { EngineFile(path: $0, role: "local copy") }
         self.localCopyLimit = localCopyLimit
         self.client = client
         self.prefix = Array(prefix.utf8)

@@ -22,11 +22,11 @@ enum KeyText {
         key.isEmpty || key.hasPrefix("\"") || key.unicodeScalars.contains(where: KeyDescription.isEscaped)
     }
 
-    /// Refuses a KEY argument longer than the library's limit: no stored key can be that long, and a store
-    /// refuses to set it.
+    /// Refuses a KEY argument longer than the library's limit, by the library's rule of which keys a store takes
+    /// (`Defaults.refusalIfAny`): no stored key can be that long, and a store refuses to set it.
     static func checkLength(_ key: String) throws(ToolError) {
         let limit = Defaults.Options.default.maximumKeyLength
-        guard key.utf8.count > limit else { return }
+        guard Defaults.refusalIfAny(key, maximumLength: limit)?.code == .keyTooLong else { return }
         throw .usage("KEY \(message(key)) is over the limit of \(limit) bytes")
     }
 }

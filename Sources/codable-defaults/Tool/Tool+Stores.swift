@@ -159,9 +159,11 @@ extension Tool {
         return members
     }
 
-    /// Refuses the reserved schema-version member as a KEY to change.
+    /// Refuses the reserved schema-version member as a KEY to change, by the library's rule of which keys a store
+    /// takes (`Defaults.refusalIfAny`).
     func refuseReserved(_ key: String) throws(ToolError) {
-        guard key == Defaults.schemaVersionKey else { return }
+        let limit = Defaults.Options.default.maximumKeyLength
+        guard Defaults.refusalIfAny(key, maximumLength: limit)?.code == .reservedKey else { return }
         throw .usage("\(key) is reserved for the file's schema version (set by migrations); it cannot be changed")
     }
 

@@ -1,16 +1,17 @@
-/// A file an engine of another target keeps for itself (the etcd store's local copy), read and written with the
-/// store file's recipes: read whole up to a size limit, replaced atomically and durably (a new file, flushed,
-/// renamed over the old one, the directory flushed), and locked by one process at a time with a lock file beside it
-/// (`.<name>.lock`).
-package struct LocalCopyFile: Sendable {
+/// A file an engine of another target keeps for itself, read and written with the store file's recipes: read whole
+/// up to a size limit, replaced atomically and durably (a new file, flushed, renamed over the old one, the directory
+/// flushed), and locked by one process at a time with a lock file beside it (`.<name>.lock`). What the file is for
+/// is the engine's to say (its `role`, in every error).
+package struct EngineFile: Sendable {
     /// The file.
     private let file: DurableFile
 
     /// The file at `path` (absolute), its symbolic links resolved as a store file's are (a link to a file not made
     /// yet included): writes replace the file a link names, never the link, and the lock is that file's, whichever
     /// of its names a store uses. Reads nothing but the links.
-    package init(path: String) {
-        file = DurableFile(path: DurableFile.canonicalPath(path), role: "local copy")
+    /// `role` names the file in errors (`local copy`).
+    package init(path: String, role: String) {
+        file = DurableFile(path: DurableFile.canonicalPath(path), role: role)
     }
 
     /// The file's path.
@@ -47,8 +48,8 @@ package struct LocalCopyFile: Sendable {
         } catch  where error.code == .lockTimeout {
             throw DefaultsError(
                 .lockTimeout,
-                "the local copy is in use by another store (its lock file \(file.lockPath) is held); a local copy "
-                    + "serves one store at a time", path: path)
+                "the \(file.role) is in use by another store (its lock file \(file.lockPath) is held); a "
+                    + "\(file.role) serves one store at a time", path: path)
         }
     }
 
