@@ -45,10 +45,10 @@ extension Defaults {
     /// Every transaction of a save also puts the prefix's history record, in the reserved key `prefix`, the byte
     /// 0xFF, `history` (not UTF-8, so never a setting): who saved, when, and which keys changed, by name. The
     /// change and its record are one transaction; the record's revision is etcd's revision of it (it only grows,
-    /// for every writer, and survives restarts). ``history()`` reads the keys' values before and after each save
+    /// for every writer, and survives restarts). ``history()-29g0`` reads the keys' values before and after each save
     /// from etcd's own past revisions, back to the bound of ``Options/history`` or to what etcd compacted away:
     /// a revert before that throws `historyUnavailable` ("history before revision N is gone"), and when etcd
-    /// compacted even the last save's revisions, ``history()`` throws it too. A secret key's record names it;
+    /// compacted even the last save's revisions, ``history()-29g0`` throws it too. A secret key's record names it;
     /// its values are never read. With ``Options/history`` off, saves record nothing: a user etcd lets write some
     /// keys of the prefix only, not the record key, needs it off (its saves are refused otherwise, saying so).
     ///
@@ -81,7 +81,7 @@ extension Defaults {
     ///   - password: The user's password.
     ///   - options: Limits (value depth, key length; `maximumFileSize` bounds what one answer of etcd may take in
     ///     memory: twice that, plus 1 MiB, for the base64 and JSON around the values) and how much history
-    ///     ``history()`` reads; the file's policies (unreadable file, lock timeout) and migrations do not apply.
+    ///     ``history()-29g0`` reads; the file's policies (unreadable file, lock timeout) and migrations do not apply.
     ///   - localCopy: A file (of this process alone) where the store keeps a copy of the prefix, or `nil` for none.
     ///     With one, the store opens with no endpoint answering (serving the copy, ``isStale`` until it caught up),
     ///     and changes made while none answers are kept in it durably and sent when a member answers (see

@@ -190,7 +190,7 @@ struct EtcdDefaultsTests {
         try await EtcdServer.with { server in
             let defaults = try await open(server, saveMode: .manual)
             defaults[counter] = 1
-            try defaults.modify(counter) { $0 = 2 }
+            try await defaults.modify(counter) { $0 = 2 }
             defaults[counter] = 3
             try await defaults.save()  // etcd refuses a transaction that puts one key twice
             #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/counter"]) == "3\n")

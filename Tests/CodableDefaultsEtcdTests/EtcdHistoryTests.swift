@@ -62,7 +62,7 @@ struct EtcdHistoryTests {
             a[volume] = 0.95
             try await b.save()
 
-            let history = try a.history()
+            let history = try await a.history()
             #expect(history.count == 4, "\(history)")
             #expect(history.map(\.revision) == history.map(\.revision).sorted(by: >), "newest first")
             #expect(
@@ -85,8 +85,8 @@ struct EtcdHistoryTests {
             #expect(history.allSatisfy { !$0.author.user.isEmpty && !$0.author.host.isEmpty })
             #expect(history.last!.date.timeIntervalSince(before) > -1 && history[0].date.timeIntervalSinceNow < 1)
             // Every handle reads the same history: etcd's.
-            #expect(try b.history() == history)
-            #expect(
+            await #expect(try b.history() == history)
+            await #expect(
                 try a.history(forKey: "name").map(\.revision) == [
                     history[1].revision, history[2].revision,
                     history[3].revision,
@@ -126,36 +126,36 @@ struct EtcdHistoryTests {
                 $0[volume] = 0.1
                 $0[name] = "Bo"
             }
-            let saves = try a.history().map(\.revision)
+            let saves = try await a.history().map(\.revision)
             #expect(saves.count == 2)
             #expect(try await eventually { b[name] == "Bo" })
 
             // b undoes a's last save: every key it changed goes back, in etcd and in a (by its watch).
-            let undone = try b.undo()
+            let undone = try await b.undo()
             #expect(undone.map(\.key) == ["name", "volume"])
             #expect(b[volume] == 0.8 && b[name] == "Ana")
             #expect(try await eventually { a[volume] == 0.8 && a[name] == "Ana" })
-            let revert = try #require(try a.history().first)
+            let revert = try await #require(try a.history().first)
             #expect(revert.kind == .revert(toRevision: saves[0] - 1) && revert.revision > saves[0])
             #expect(revert.author.processID == getpid())
 
             // Undoing one key undoes its last change (the revert): it alone goes back.
-            #expect(try a.undo(forKey: "name").map(\.key) == ["name"])
+            await #expect(try a.undo(forKey: "name").map(\.key) == ["name"])
             #expect(a[name] == "Bo" && a[volume] == 0.8)
             #expect(try await eventually { b[name] == "Bo" })
 
             // Back to before the first save: nothing stored.
-            let first = try #require(try a.history().last)
+            let first = try await #require(try a.history().last)
             #expect(first.revision == saves[1])
-            #expect(try a.revert(toRevision: first.revision - 1).map(\.key) == ["name", "volume"])
+            await #expect(try a.revert(toRevision: first.revision - 1).map(\.key) == ["name", "volume"])
             #expect(a.keys == [])
             #expect(try await eventually { b.keys == [] })
             // And forward again, to right after the first save.
-            try b.revert(toRevision: first.revision)
+            try await b.revert(toRevision: first.revision)
             #expect(b[volume] == 0.8 && b[name] == "Ana")
-            #expect(try a.history().count == 6)
+            await #expect(try a.history().count == 6)
             // A time before every record: the history is whole (nothing compacted), so that is before every save.
-            try a.revert(to: Date(timeIntervalSince1970: 0))
+            try await a.revert(to: Date(timeIntervalSince1970: 0))
             #expect(a.keys == [])
             #expect(errors.errors.isEmpty, "\(errors.errors)")
         }
@@ -175,7 +175,7 @@ struct EtcdHistoryTests {
             }
             #expect(defaults.keys.count == 200)
             // Key by key, it goes.
-            #expect(try defaults.revert(forKey: "k7", toRevision: 0).map(\.key) == ["k7"])
+            await #expect(try defaults.revert(forKey: "k7", toRevision: 0).map(\.key) == ["k7"])
         }
     }
 
@@ -185,17 +185,17 @@ struct EtcdHistoryTests {
             let a = try await open(server, errors)
             a[volume] = 0.8
             a[volume] = 0.9
-            let history = try a.history()
+            let history = try await a.history()
             #expect(history.count == 2)
 
             await server.stop()
             try await server.restartStopped()
 
             let b = try await open(server, errors)
-            #expect(try b.history() == history)
-            #expect(try b.undo().map(\.key) == ["volume"])
+            await #expect(try b.history() == history)
+            await #expect(try b.undo().map(\.key) == ["volume"])
             #expect(b[volume] == 0.8)
-            #expect(try b.history().count == 3)
+            await #expect(try b.history().count == 3)
         }
     }
 
@@ -204,19 +204,19 @@ struct EtcdHistoryTests {
             let errors = ErrorLog()
             let a = try await open(server, errors)
             for value in [0.1, 0.2, 0.3] { a[volume] = value }
-            let saves = try a.history().map(\.revision).reversed().map { $0 }
+            let saves = try await a.history().map(\.revision).reversed().map { $0 }
             #expect(saves.count == 3)
 
             // etcd compacts the revisions before the second save: its old value is gone, so is its record.
             try await server.etcdctl(["compact", "\(saves[1])"])
-            let remaining = try a.history()
+            let remaining = try await a.history()
             #expect(remaining.map(\.revision) == [saves[2]])
             #expect(remaining[0].changes == [.init(key: "volume", oldValue: .json(0.2), newValue: .json(0.3))])
             let refused = #expect(throws: DefaultsError.self) { try a.revert(toRevision: saves[0]) }
             #expect(refused?.code == .historyUnavailable)
             #expect(refused?.message.contains("history before revision \(saves[2]) is gone") == true, "\(refused!)")
             #expect(a[volume] == 0.3, "nothing was written")
-            #expect(try a.undo().map(\.key) == ["volume"])
+            await #expect(try a.undo().map(\.key) == ["volume"])
             #expect(a[volume] == 0.2)
 
             // Compacted past every record: the history says what is gone, and so does an undo.
@@ -231,7 +231,7 @@ struct EtcdHistoryTests {
 
             // The next save starts the history again.
             a[volume] = 0.4
-            let fresh = try a.history()
+            let fresh = try await a.history()
             #expect(fresh.map(\.changes) == [[.init(key: "volume", oldValue: .json(0.2), newValue: .json(0.4))]])
             #expect(errors.errors.isEmpty, "\(errors.errors)")
         }
@@ -246,7 +246,7 @@ struct EtcdHistoryTests {
             a[volume] = 0.7
             a[token] = nil
 
-            let history = try a.history()
+            let history = try await a.history()
             #expect(
                 history.map(\.changes) == [
                     [.init(key: "token", oldValue: .secret, newValue: .absent)],
@@ -351,7 +351,7 @@ struct EtcdHistoryTests {
             }
             let a = try await open(Defaults.HistoryLimit(maximumSaves: 2))
             for value in [0.1, 0.2, 0.3] { a[volume] = value }
-            let kept = try a.history()
+            let kept = try await a.history()
             #expect(
                 kept.map(\.changes) == [
                     [.init(key: "volume", oldValue: .json(0.2), newValue: .json(0.3))],
@@ -372,7 +372,7 @@ struct EtcdHistoryTests {
                 etcd: server.clientURLs.map { URL(string: $0)! }, prefix: "myservice/", saveMode: .immediate,
                 options: Defaults.Options(history: .off))
             a[volume] = 0.8
-            #expect(try a.history().isEmpty)
+            await #expect(try a.history().isEmpty)
             #expect(try await EtcdClient(endpoints: server.clientURLs).get(engine(a).historyKey) == nil)
         }
     }

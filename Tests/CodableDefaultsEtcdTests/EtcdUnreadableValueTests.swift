@@ -46,7 +46,7 @@ struct EtcdUnreadableValueTests {
 
             // A set writes over it, as documented; then modify works on the value.
             defaults[Defaults.Key<Int>("count", default: 0)] = 4
-            try defaults.modify(Defaults.Key<Int>("count", default: 0)) { $0 += 1 }
+            try await defaults.modify(Defaults.Key<Int>("count", default: 0)) { $0 += 1 }
             #expect(try await server.etcdctl(["get", "--print-value-only", "p/count"]) == "5\n")
         }
     }

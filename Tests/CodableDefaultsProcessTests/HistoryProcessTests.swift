@@ -20,7 +20,7 @@ import Testing
         }
         for process in processes { try await process.quit() }
 
-        let history = Array(try openFresh(dir.file()).history().reversed())
+        let history = await Array(try openFresh(dir.file()).history().reversed())
         #expect(history.count == 600)
         // Revision n is the save that took the count from n - 1 to n: every save recorded once, in the order the
         // saves were made, whichever process made it.

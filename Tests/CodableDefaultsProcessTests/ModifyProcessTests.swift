@@ -80,16 +80,20 @@ import Testing
         let mine = try JSONValue(parsing: written)
         var arguments = command
         arguments.insert(file.path, at: 1)
-        var tool: ChildProcess?
-        try defaults.modify(forKey: "recent") { value in
-            let started = try startTool(arguments, in: dir, name: "tool")
-            tool = started
-            try #require(
-                waitUntilTakingTheLock(started.pid, lockFile: "/.settings.json.lock"),
-                "the tool did not reach the lock file")
-            value = mine
+        // The tool starts while this store holds the lock (the synchronous modify, on this thread).
+        func startToolHoldingTheLock() throws -> ChildProcess? {
+            var tool: ChildProcess?
+            try defaults.modify(forKey: "recent") { value in
+                let started = try startTool(arguments, in: dir, name: "tool")
+                tool = started
+                try #require(
+                    waitUntilTakingTheLock(started.pid, lockFile: "/.settings.json.lock"),
+                    "the tool did not reach the lock file")
+                value = mine
+            }
+            return tool
         }
-        let child = try #require(tool)
+        let child = try #require(try startToolHoldingTheLock())
         let status = try await child.wait(timeout: 60)
         let stderr = try String(contentsOf: dir.file("tool.stderr"), encoding: .utf8)
         #expect(status == .exited(0), "\(stderr)")

@@ -69,7 +69,7 @@ package enum StorageContract: String, CaseIterable, Sendable, CustomTestStringCo
     /// store reloaded.
     private func reread(_ defaults: Defaults, _ subject: some StorageContractSubject) async throws -> Defaults {
         guard subject.sharesData else {
-            try defaults.reload()
+            try await defaults.reload()
             return defaults
         }
         return try await subject.open()
@@ -146,20 +146,20 @@ package enum StorageContract: String, CaseIterable, Sendable, CustomTestStringCo
         defaults[Self.volume] = 0.2
         try await defaults.save()
         guard subject.keepsHistory else {
-            #expect(try defaults.history().isEmpty)
+            await #expect(try defaults.history().isEmpty)
             let refused = #expect(throws: DefaultsError.self) { try defaults.undo() }
             #expect(refused?.code == .historyUnavailable)
             return
         }
-        let history = try defaults.history()
+        let history = try await defaults.history()
         #expect(history.count == 2)
         #expect(history.first?.changes == [.init(key: "volume", oldValue: .json(0.1), newValue: .json(0.2))])
         #expect(history.map(\.revision) == history.map(\.revision).sorted(by: >), "newest first")
-        let undone = try defaults.undo()
+        let undone = try await defaults.undo()
         #expect(undone == [.init(key: "volume", oldValue: .json(0.2), newValue: .json(0.1))])
         let other = try await reread(defaults, subject)
         #expect(other[Self.volume] == 0.1)
-        #expect(try other.history().first?.kind == .revert(toRevision: history[1].revision))
+        await #expect(try other.history().first?.kind == .revert(toRevision: history[1].revision))
     }
 
     private func schemaRoundTrip(_ subject: some StorageContractSubject) async throws {

@@ -137,6 +137,49 @@ struct AsyncSaveTests {
         #expect(try text(subject.url) == "{\n  \"count\": 1\n}\n")
     }
 
+    /// The asynchronous `modify` and `undo` wait for another process's lock on the store's queue, as `save()`
+    /// does: more of them than the pool has threads, all waiting, leave the pool free for other tasks.
+    @Test(arguments: ["modify", "undo"])
+    func awaitingModifiesAndUndosLeaveTheCooperativePoolFree(_ act: String) async throws {
+        let subject = try Subject(options: .init(lockTimeout: .seconds(600)))
+        let defaults = subject.defaults
+        for value in [1, 2] {
+            defaults[.count] = value
+            try await defaults.save()
+        }
+        subject.holdLock()
+        let progress = DispatchSemaphore(value: 0)
+        let progressedInTime = Locked(false)
+        let plan = subject.plan
+        Thread.detachNewThread {
+            let inTime = progress.wait(timeout: .now() + 120) == .success
+            progressedInTime.withLock { $0 = inTime }
+            plan.removeAll()
+        }
+        let count = ProcessInfo.processInfo.activeProcessorCount * 4 + 4
+        let started = Locked(0)
+        let waiters = (0..<count).map { _ in
+            Task {
+                started.withLock { $0 += 1 }
+                if act == "modify" {
+                    try await defaults.modify(.count) { $0 += 10 }
+                } else {
+                    try await defaults.undo()
+                }
+            }
+        }
+        #expect(
+            try await eventually(timeout: 120) { started.withLock { $0 } == count && defaults.store.lockWaitCount > 0 })
+        let answer = await Task.detached { 6 * 7 }.value
+        progress.signal()
+        #expect(answer == 42)
+        for waiter in waiters { try await waiter.value }
+        #expect(progressedInTime.withLock { $0 })
+        // Every undo takes back the one before it: an even number of them leaves the last save's value.
+        let expected = act == "modify" ? 2 + 10 * count : (count.isMultiple(of: 2) ? 2 : 1)
+        #expect(try openFresh(subject.url)[.count] == expected)
+    }
+
     /// A task cancelled while its save waits for the file lock still gets the whole save: it returns once the
     /// file is written, and nothing is left pending.
     @Test func cancelledTaskSaveRunsToCompletion() async throws {

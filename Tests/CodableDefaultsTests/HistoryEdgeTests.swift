@@ -73,7 +73,7 @@ import Testing
             let reopened = try openFresh(file)
             #expect(reopened[volume] == 0.2, "the save of revision 2 stands")
             #expect(reopened[name] == nil)
-            #expect(try reopened.history().first?.kind == .revert(toRevision: 2))
+            await #expect(try reopened.history().first?.kind == .revert(toRevision: 2))
         }
     #endif
 

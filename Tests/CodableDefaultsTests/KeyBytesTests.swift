@@ -124,7 +124,7 @@ import Testing
             + Array("\": 5\n}\n".utf8)
         try await defaults.save()
         try Data(rewritten).write(to: url, options: .atomic)
-        try defaults.reload()
+        try await defaults.reload()
         // The reload tells them, or the watcher that read the file first does, on the store's queue: wait.
         #expect(try await eventually { decomposedChanges.changes == [[0, 2], [2, 9]] })
         #expect(composedChanges.changes == [[1, 5]])

@@ -55,8 +55,8 @@ import Testing
         defaults[.count] = 3
         try await defaults.save()
         try write("{\"count\": 9}", to: dir.file())
-        try defaults.reload()
-        try defaults.reload()
+        try await defaults.reload()
+        try await defaults.reload()
         // Told by the reload, or (on the store's queue, maybe after the reload returns) by the watcher that
         // read the file first: wait for the call rather than expect it to have happened already.
         #expect(try await eventually { seen.values == [1, 0, 2, 0, 3, 9] }, "\(seen.values)")
@@ -377,7 +377,7 @@ import Testing
         try await b.save()
         // Told by the reload, or (on the store's queue, maybe after the reload returns) by the watcher that
         // read the file first: wait for the call rather than expect it to have happened already.
-        try a.reload()
+        try await a.reload()
         #expect(a[.count] == 5)
         #expect(await told.signaled(within: 30), "observeAll was not told about count")
         #expect(names.withLock { $0 } == [["count"]])

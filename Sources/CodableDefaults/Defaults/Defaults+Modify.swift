@@ -22,7 +22,7 @@ extension Defaults {
     /// `body` runs once, on the calling thread, and may read this store. What needs the store's lock is
     /// refused inside it with ``DefaultsError/Code-swift.struct/reentrantCall`` (and nothing of it is done): a
     /// nested `modify` of the same store, `save()`, the save of an `.immediate` set (the set itself is
-    /// kept, and saved later), ``reload()``, ``discardUnsavedChanges()``. Keep `body` short: other writers of the
+    /// kept, and saved later), ``reload()-4e93u``, ``discardUnsavedChanges()``. Keep `body` short: other writers of the
     /// file wait for it, up to their ``Options/lockTimeout``. It must not wait for another thread that uses
     /// this store's lock.
     ///
@@ -71,7 +71,7 @@ extension Defaults {
         }
     }
 
-    /// Changes the stored value of a string key atomically, untyped; see ``modify(_:_:)`` for the guarantees.
+    /// Changes the stored value of a string key atomically, untyped; see ``modify(_:_:)-78wz9`` for the guarantees.
     ///
     /// `body` gets the stored value, or `nil` when nothing is stored (the registered value is not given);
     /// leaving `nil` removes the stored value.
@@ -87,13 +87,13 @@ extension Defaults {
     ///   - name: The key's name.
     ///   - body: Changes the stored value in place; what it returns, `modify` returns.
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws, or a ``DefaultsError`` as ``modify(_:_:)`` throws; nothing is written then.
+    /// - Throws: What `body` throws, or a ``DefaultsError`` as ``modify(_:_:)-78wz9`` throws; nothing is written then.
     @discardableResult
     public func modify<Result>(forKey name: String, _ body: (inout JSONValue?) throws -> Result) throws -> Result {
         try modify(forKeys: [name]) { values in try body(&values[0]) }
     }
 
-    /// Changes the stored values of several string keys in one atomic update; see ``modify(_:_:)`` for the
+    /// Changes the stored values of several string keys in one atomic update; see ``modify(_:_:)-78wz9`` for the
     /// guarantees. One write holds every change (a rename: remove one key, set another), and observers of
     /// each changed key are told once.
     ///
@@ -110,7 +110,7 @@ extension Defaults {
     ///   - names: The keys' names, each once.
     ///   - body: Changes the values in place; what it returns, `modify` returns.
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws, or a ``DefaultsError`` as ``modify(_:_:)`` throws, and `invalidArgument`
+    /// - Throws: What `body` throws, or a ``DefaultsError`` as ``modify(_:_:)-78wz9`` throws, and `invalidArgument`
     ///   when a name is given twice or `body` changes the number of values; nothing is written then.
     @discardableResult
     public func modify<Result>(
@@ -154,7 +154,7 @@ extension Defaults {
 
 extension Persisted {
     /// Changes the property's value atomically: `$launches.modify { $0 += 1 }`. The same as
-    /// ``Defaults/modify(_:_:)`` on the property's store and key; see there for the guarantees and errors.
+    /// ``Defaults/modify(_:_:)-78wz9`` on the property's store and key; see there for the guarantees and errors.
     ///
     /// - Parameter body: Changes the value in place; what it returns, `modify` returns.
     /// - Returns: What `body` returns.

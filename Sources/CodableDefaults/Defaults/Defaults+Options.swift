@@ -42,7 +42,7 @@ extension Defaults {
         /// Any duration is accepted: zero or less tries the lock once, without waiting; a duration too long to
         /// represent in nanoseconds waits without bound. Default: 10 seconds.
         public var lockTimeout: Duration
-        /// How much history the store keeps of its saves (see ``Defaults/history()``): by default the last 100
+        /// How much history the store keeps of its saves (see ``Defaults/history()-29g0``): by default the last 100
         /// saves or 1 MiB, whichever is less; ``HistoryLimit/off`` keeps none.
         public var history: HistoryLimit
         /// Whether the store is opened only to read (the command-line tool's reading commands and dry runs):

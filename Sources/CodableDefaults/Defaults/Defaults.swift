@@ -155,7 +155,7 @@ public final class Defaults: Sendable {
     /// Each call makes a new, empty, independent store, with ``SaveMode/manual``. It behaves as a store on a
     /// file whose writes go to memory: `save()` encodes the unsaved values and keeps them as the store's
     /// saved state (so a value that cannot be encoded is thrown as `encodingFailed`, as it would be for a
-    /// file), ``discardUnsavedChanges()`` goes back to that state, and ``reload()`` reads it again.
+    /// file), ``discardUnsavedChanges()`` goes back to that state, and ``reload()-4e93u`` reads it again.
     public static func inMemory() -> Defaults {
         Defaults(store: Store(storage: MemoryStorage(), options: .default), saveMode: .manual, url: nil)
     }

@@ -71,7 +71,7 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// invalid suite name, a negative limit in ``Defaults/Options``, migrations with a version below 1 or
         /// two with one version, or a migration step that opens the store it is migrating.
         public static let invalidArgument = Code(rawValue: "invalidArgument")
-        /// A closure given to ``Defaults/modify(_:_:)`` called what needs the store's save lock, which the
+        /// A closure given to ``Defaults/modify(_:_:)-78wz9`` called what needs the store's save lock, which the
         /// update holds while the closure runs (`save()`, an `.immediate` save, `reload()`, a nested `modify`
         /// of the same store): the call is refused instead of waiting forever, and nothing it would do is done.
         public static let reentrantCall = Code(rawValue: "reentrantCall")

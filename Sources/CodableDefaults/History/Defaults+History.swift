@@ -24,9 +24,9 @@ extension Defaults {
         try store.historyRecords().reversed().map(\.entry)
     }
 
-    /// The saves that changed `name`, newest first, each with only that key's change; see ``history()``.
+    /// The saves that changed `name`, newest first, each with only that key's change; see ``history()-29g0``.
     ///
-    /// - Throws: What ``history()`` throws.
+    /// - Throws: What ``history()-29g0`` throws.
     public func history(forKey name: String) throws(DefaultsError) -> [Defaults.HistoryEntry] {
         try store.historyRecords().reversed().compactMap { record in
             var narrowed = record
@@ -35,9 +35,9 @@ extension Defaults {
         }
     }
 
-    /// The saves that changed `key`, newest first; see ``history(forKey:)``.
+    /// The saves that changed `key`, newest first; see ``history(forKey:)-6sdju``.
     ///
-    /// - Throws: What ``history()`` throws.
+    /// - Throws: What ``history()-29g0`` throws.
     public func history<Value>(for key: Key<Value>) throws(DefaultsError) -> [Defaults.HistoryEntry] {
         if key.isSecret { store.markSecret([key.name]) }
         return try history(forKey: key.name)
@@ -47,11 +47,11 @@ extension Defaults {
 
     /// Puts every key a save after `revision` changed back to what it held at `revision`, as one new change.
     ///
-    /// The revert is atomic, as ``modify(_:_:)`` is: under the store's lock and the file's lock file, the history
-    /// is read again (a save another process recorded meanwhile is taken into account), the keys are written
-    /// durably, and the history records the change as ``Defaults/HistoryEntry/Kind/revert(toRevision:)``. It is itself a
-    /// change: reverting it (or undoing it) brings the values back. Observers are told as for any change. Keys no
-    /// save after `revision` changed are not touched; an unsaved change of a reverted key is replaced.
+    /// The revert is atomic, as ``modify(_:_:)-78wz9`` is: under the store's lock and the file's lock file, the history
+    /// is read again (a save another process recorded meanwhile is taken into account), the keys are written durably,
+    /// and the history records the change as ``Defaults/HistoryEntry/Kind/revert(toRevision:)``. It is itself a change:
+    /// reverting it (or undoing it) brings the values back. Observers are told as for any change. Keys no save after
+    /// `revision` changed are not touched; an unsaved change of a reverted key is replaced.
     ///
     /// What a key held at `revision` is the value before the first recorded change after it: a save whose record
     /// was lost (a crash between the store's write and its record) is not undone.
@@ -65,7 +65,7 @@ extension Defaults {
     ///   already holds what it held then.
     /// - Throws: ``DefaultsError``: `historyUnavailable` when the store keeps no history, has recorded nothing,
     ///   the records after `revision` were dropped by the bound ("history before revision N is gone"), or a
-    ///   secret key would have to be restored (revert the other keys one by one); or what ``modify(_:_:)``
+    ///   secret key would have to be restored (revert the other keys one by one); or what ``modify(_:_:)-78wz9``
     ///   throws. Nothing is written then (`notDurable` alone means the change is written).
     @discardableResult
     public func revert(toRevision revision: Int, dryRun: Bool = false) throws(DefaultsError) -> [Defaults.HistoryEntry
@@ -75,9 +75,9 @@ extension Defaults {
     }
 
     /// Puts the key `name` back to what it held at `revision`, as one new change; see
-    /// ``revert(toRevision:dryRun:)``.
+    /// ``revert(toRevision:dryRun:)-1e5l3``.
     ///
-    /// - Throws: What ``revert(toRevision:dryRun:)`` throws; `reservedKey` for the schema version.
+    /// - Throws: What ``revert(toRevision:dryRun:)-1e5l3`` throws; `reservedKey` for the schema version.
     @discardableResult
     public func revert(forKey name: String, toRevision revision: Int, dryRun: Bool = false) throws(DefaultsError)
         -> [Defaults.HistoryEntry.Change]
@@ -87,9 +87,9 @@ extension Defaults {
     }
 
     /// Puts the store back to what it held at `date` (after the last save recorded at or before it), as one new
-    /// change; see ``revert(toRevision:dryRun:)``.
+    /// change; see ``revert(toRevision:dryRun:)-1e5l3``.
     ///
-    /// - Throws: What ``revert(toRevision:dryRun:)`` throws; `historyUnavailable` when `date` is before every
+    /// - Throws: What ``revert(toRevision:dryRun:)-1e5l3`` throws; `historyUnavailable` when `date` is before every
     ///   record the history kept and older ones were dropped.
     @discardableResult
     public func revert(to date: Date, dryRun: Bool = false) throws(DefaultsError) -> [Defaults.HistoryEntry.Change] {
@@ -97,9 +97,9 @@ extension Defaults {
         return try reverting { try store.revert(nil, to: .revision(revision), dryRun: dryRun) }
     }
 
-    /// Puts the key `name` back to what it held at `date`; see ``revert(to:dryRun:)``.
+    /// Puts the key `name` back to what it held at `date`; see ``revert(to:dryRun:)-74bh6``.
     ///
-    /// - Throws: What ``revert(to:dryRun:)`` throws; `reservedKey` for the schema version.
+    /// - Throws: What ``revert(to:dryRun:)-74bh6`` throws; `reservedKey` for the schema version.
     @discardableResult
     public func revert(forKey name: String, to date: Date, dryRun: Bool = false) throws(DefaultsError)
         -> [Defaults.HistoryEntry.Change]
@@ -110,22 +110,22 @@ extension Defaults {
     }
 
     /// Undoes the last save recorded (by any process): its keys go back to what they held before it, as one
-    /// new change. Undoing again undoes the undo. See ``revert(toRevision:dryRun:)``.
+    /// new change. Undoing again undoes the undo. See ``revert(toRevision:dryRun:)-1e5l3``.
     ///
     /// The save taken back is the last one the history holds under the store's lock and the file's lock file:
     /// a save another process recorded while the undo was prepared is the one undone, and no other.
     ///
-    /// - Throws: What ``revert(toRevision:dryRun:)`` throws.
+    /// - Throws: What ``revert(toRevision:dryRun:)-1e5l3`` throws.
     @discardableResult
     public func undo(dryRun: Bool = false) throws(DefaultsError) -> [Defaults.HistoryEntry.Change] {
         try reverting { try store.revert(nil, to: .beforeLastSave, dryRun: dryRun) }
     }
 
-    /// Undoes the last recorded change of the key `name`: it goes back to what it held before that save, as one
-    /// new change. See ``revert(toRevision:dryRun:)``; the save is the last of `name` under the locks, as for
-    /// ``undo(dryRun:)``.
+    /// Undoes the last recorded change of the key `name`: it goes back to what it held before that save, as one new
+    /// change. See ``revert(toRevision:dryRun:)-1e5l3``; the save is the last of `name` under the locks, as for
+    /// ``undo(dryRun:)-9zhy9``.
     ///
-    /// - Throws: What ``revert(toRevision:dryRun:)`` throws; `historyUnavailable` when no recorded save changed
+    /// - Throws: What ``revert(toRevision:dryRun:)-1e5l3`` throws; `historyUnavailable` when no recorded save changed
     ///   `name`.
     @discardableResult
     public func undo(forKey name: String, dryRun: Bool = false) throws(DefaultsError) -> [Defaults.HistoryEntry.Change]
@@ -151,11 +151,12 @@ extension Defaults {
 
     /// What a revert of the tool goes back to.
     package enum RevertPoint: Sendable {
-        /// Before the last save recorded (of the key, with one): ``undo(dryRun:)``, ``undo(forKey:dryRun:)``.
+        /// Before the last save recorded (of the key, with one): ``undo(dryRun:)-9zhy9``,
+        /// ``undo(forKey:dryRun:)-3o1re``.
         case beforeLastSave
-        /// Right after the save of this revision: ``revert(toRevision:dryRun:)``.
+        /// Right after the save of this revision: ``revert(toRevision:dryRun:)-1e5l3``.
         case revision(Int)
-        /// As the store was at this time: ``revert(to:dryRun:)``.
+        /// As the store was at this time: ``revert(to:dryRun:)-74bh6``.
         case date(Date)
     }
 

@@ -7,15 +7,15 @@
 extension Defaults {
     /// One save as a store's history recorded it: what it changed, when, by whom, with a revision number.
     ///
-    /// Returned by ``Defaults/history()`` and ``Defaults/history(forKey:)``, newest first. A value is immutable and
-    /// `Sendable`; reading a history takes no lock of the store.
+    /// Returned by ``Defaults/history()-29g0`` and ``Defaults/history(forKey:)-6sdju``, newest first. A value is
+    /// immutable and `Sendable`; reading a history takes no lock of the store.
     public struct HistoryEntry: Sendable, Hashable {
         /// Why the save was made.
         public enum Kind: Sendable, Hashable {
             /// A save of changes made through the API (a set, a remove, a `modify`, the tool's `write`).
             case save
-            /// A revert (``Defaults/revert(toRevision:dryRun:)`` and its siblings, the tool's `undo`): the keys went back to
-            /// what they held at `toRevision`.
+            /// A revert (``Defaults/revert(toRevision:dryRun:)-1e5l3`` and its siblings, the tool's `undo`): the keys
+            /// went back to what they held at `toRevision`.
             case revert(toRevision: Int)
         }
 
@@ -106,7 +106,7 @@ extension Defaults.HistoryEntry {
     }
 
     /// The date of a UTC time written `2026-12-03T04:05:06Z` or with a fraction of a second
-    /// (`2026-12-03T04:05:06.789Z`), as ``Defaults/revert(to:dryRun:)`` takes it: within its millisecond, so that
+    /// (`2026-12-03T04:05:06.789Z`), as ``Defaults/revert(to:dryRun:)-74bh6`` takes it: within its millisecond, so that
     /// a save recorded at that millisecond counts as made at or before it. `nil` for any other text, or a day or
     /// time that does not exist (`2026-02-30`, `24:00:00`).
     public static func date(fromTimeText text: String) -> Date? {

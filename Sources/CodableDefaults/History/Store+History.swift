@@ -40,10 +40,10 @@ extension Store {
         case beforeLastSave
     }
 
-    /// Puts `names` (every recorded key when `nil`) back to what they held at `target`, as one atomic change
-    /// recorded as a revert (see ``Defaults/revert(toRevision:dryRun:)``). Returns the changes made; with `dryRun`,
-    /// the changes it would make now, from the history and the store's values as they are (without the locks),
-    /// and writes nothing.
+    /// Puts `names` (every recorded key when `nil`) back to what they held at `target`, as one atomic change recorded
+    /// as a revert (see ``Defaults/revert(toRevision:dryRun:)-1e5l3``). Returns the changes made; with `dryRun`, the
+    /// changes it would make now, from the history and the store's values as they are (without the locks), and writes
+    /// nothing.
     ///
     /// `check`, when given, sees each key's new value (compact JSON; `nil` for a removal) before anything is
     /// written, under the locks (or, with `dryRun`, as the dry run finds them), and refuses the revert by throwing.

@@ -50,12 +50,12 @@ extension Defaults {
     /// override layers, stored value, fallback layers, registered value, the key's default; see ``Layer``). The
     /// handler runs only when it really changed (compared with `==` for `Equatable` values, as JSON
     /// otherwise): setting an equal value again calls nothing. It runs for sets, removals, resets,
-    /// ``removeAll()``, ``batch(_:)``s and ``reload()``s made in this process, and for changes other
+    /// ``removeAll()``, ``batch(_:)``s and ``reload()-4e93u``s made in this process, and for changes other
     /// processes saved to the file: observing starts ``startWatching()``.
     ///
     /// **Delivery.** A change made in this process is delivered synchronously on the thread that made it,
     /// after the store's lock is released, before the change's call returns; so are the changes a
-    /// ``reload()`` finds. Changes other processes made that the file watcher notices are delivered on the
+    /// ``reload()-4e93u`` finds. Changes other processes made that the file watcher notices are delivered on the
     /// store's own serial queue. Calls of one handler never overlap: while one runs on a thread, a change
     /// made on another thread is left for that running delivery to pick up when the handler returns (so
     /// the other thread does not wait for it), and the handler may see two such changes merged into one
@@ -127,8 +127,8 @@ extension Defaults {
         return ObservationToken(observer)
     }
 
-    /// Starts noticing changes other processes make to the file, so that reads and observers follow them
-    /// without a ``reload()``.
+    /// Starts noticing changes other processes make to the file, so that reads and observers follow them without a
+    /// ``reload()-4e93u``.
     ///
     /// Observing anything starts it too. It watches the file's directory (inotify on Linux, a dispatch
     /// source on Apple platforms; where that is impossible, a `stat` of the file once a second) and

@@ -2,7 +2,7 @@
 /// from outside the module.
 
 extension Storage {
-    /// ``update(reading:as:_:)`` of a plain save (``Defaults/modify(_:_:)``).
+    /// ``update(reading:as:_:)`` of a plain save (``Defaults/modify(_:_:)-78wz9``).
     package func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite {
         update(reading: names, as: .save, transform)
     }

@@ -88,8 +88,9 @@ package struct StorageWrite {
 /// Merging is key by key and the store's changes win: a write stores `changes` on top of what the engine
 /// holds now, whatever other writers stored meanwhile, and reports what they stored as ``StorageWrite/outside``.
 ///
-/// Calls come from one thread at a time: the store makes every call (except ``startWatching(on:_:)``'s
-/// signal and ``RemoteStorage/whenWritableAgain(_:)``) under its save lock. Every method may block on I/O. None calls user code.
+/// Calls come from one thread at a time: the store makes every call (except ``startWatching(on:_:)``'s signal and
+/// ``RemoteStorage/whenWritableAgain(_:)``) under its save lock. Every method may block on I/O. None calls user
+/// code.
 package protocol Storage: AnyObject, Sendable {
     /// What the engine is, fixed when it is made (see ``StorageFacts``).
     var facts: StorageFacts { get }
@@ -111,7 +112,7 @@ package protocol Storage: AnyObject, Sendable {
     /// failure none of them, or (an engine that writes in steps) those of ``StorageWrite/savedDespiteFailure``.
     func write(_ changes: [MemberChange]) -> StorageWrite
 
-    /// One atomic read-modify-write (``Defaults/modify(_:_:)``). Under the lock that keeps other writers out
+    /// One atomic read-modify-write (``Defaults/modify(_:_:)-78wz9``). Under the lock that keeps other writers out
     /// (the lock file; on a remote engine, a transaction), brings what this storage knows up to date, calls
     /// `transform` with what other writers stored since it last read or wrote (`nil`: nothing), and writes the
     /// changes `transform` returns as ``write(_:)`` does, durably, before letting other writers in. When
@@ -127,7 +128,7 @@ package protocol Storage: AnyObject, Sendable {
         reading names: [String], as kind: Defaults.HistoryEntry.Kind, _ transform: (StorageContent?) -> [MemberChange]?
     ) -> StorageWrite
 
-    /// The history of the saves (see ``Defaults/history()``), oldest first; empty for an engine that keeps none
+    /// The history of the saves (see ``Defaults/history()-29g0``), oldest first; empty for an engine that keeps none
     /// (memory). A write records each save that changed a value: for each member its value before and after
     /// (only that it changed, for a ``MemberChange/secret`` member), when, by whom, under the next revision.
     ///

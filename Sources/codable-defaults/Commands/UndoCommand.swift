@@ -2,8 +2,8 @@ import CodableDefaults
 import Foundation
 
 /// `undo FILE [KEY] [--to REVISION|TIME]`: puts the store (or KEY) back to what it held before the last save, or at a
-/// revision or a time, as one new change (``CodableDefaults/Defaults/undo(dryRun:)`` and its siblings); prints the
-/// changes made.
+/// revision or a time, as one new change (``CodableDefaults/Defaults/undo(dryRun:)-9zhy9`` and its siblings); prints
+/// the changes made.
 struct UndoCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "undo",

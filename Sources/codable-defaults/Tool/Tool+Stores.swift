@@ -167,10 +167,10 @@ extension Tool {
         throw .usage("\(key) is reserved for the file's schema version (set by migrations); it cannot be changed")
     }
 
-    /// Runs one atomic update of `keys` (``CodableDefaults/Defaults/modify(forKeys:_:)``): `body` gets their stored
-    /// values under the file's lock and what it leaves is written durably before the lock is released. What `body`
-    /// throws is thrown as it is; nothing is written then. The values `body` changed are checked against the store's
-    /// schema (``checkSchema(_:changes:discarding:)``) before anything is written.
+    /// Runs one atomic update of `keys` (``CodableDefaults/Defaults/modify(forKeys:_:)-l5vt``): `body` gets their
+    /// stored values under the file's lock and what it leaves is written durably before the lock is released. What
+    /// `body` throws is thrown as it is; nothing is written then. The values `body` changed are checked against the
+    /// store's schema (``checkSchema(_:changes:discarding:)``) before anything is written.
     ///
     /// Under `--dry-run`, the lock is not taken and nothing is written: `body` gets the stored values as this run
     /// read them (``currentStoredValue(_:key:)``), what it leaves is set in memory, and ``save(_:)`` prints the
