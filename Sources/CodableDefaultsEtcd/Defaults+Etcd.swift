@@ -12,64 +12,28 @@ extension Defaults {
     /// try await defaults.save()        // acknowledged by etcd, now
     /// ```
     ///
-    /// Every key API works as on a file: reads are served from memory; the typed subscript, `value(for:)`, the
-    /// string API, `register`, `reset`, `removeAll`, `batch`, observers and `@Persisted`. Each call makes a new
-    /// store (nothing is shared with another `Defaults` on the same prefix: it stands for another machine). A
-    /// watch of the prefix takes in what other writers store, at once and whether or not anything observes it,
-    /// and tells observers (on the store's queue); after a disconnect it resumes from the last revision seen, so
-    /// no change is missed, and when etcd compacted that revision away, the store reloads the prefix and tells
-    /// observers what differs.
+    /// Every key API works as on a file, reads served from memory. Each call makes a new store (nothing is shared
+    /// with another `Defaults` on the same prefix: it stands for another machine). A watch of the prefix takes in
+    /// what other writers store and tells observers, on the store's queue; it resumes after a disconnect without
+    /// missing a change. The article "Sharing settings across machines" (in the `CodableDefaults` documentation)
+    /// tells the whole story; the contract in short:
     ///
-    /// ## Threads
-    /// As every `Defaults`: callable from any thread or task. An `.immediate` set and the synchronous `save()` wait
-    /// for etcd on the calling thread, blocking it until etcd answers or the request times out; the call needs no
-    /// other thread, so this cannot deadlock on Swift's cooperative pool. In `async` code, `try await save()` waits
-    /// on the store's own queue instead, as `.afterIdle` saves (the default) do.
-    ///
-    /// ## Durability
-    /// A change is saved when etcd acknowledged its transaction (committed by a majority of the cluster): before a
-    /// `.immediate` set or `save()` returns. One save is one transaction of every unsaved change (a burst of sets under
-    /// `.afterIdle` is one), of up to 127 keys and their history record (etcd's defaults refuse more than 128
-    /// operations or 1.5 MiB in one request) and 1 MiB of keys, values and record; a larger save is several
-    /// transactions, then not atomic as a whole. A change etcd refuses (a value larger than its request limit, a key
-    /// the user may not write) stays unsaved alone: a transaction etcd refuses is sent again one change at a time, so
-    /// the other changes of the save are written; the save then fails naming the refused keys, and every later save
-    /// tries them again until they are changed or removed. The empty key under the empty prefix (etcd has no empty key)
-    /// is refused when it is set. `modify` is a transaction that compares the keys' revisions, retried with the new
-    /// values when another writer changed one first (one transaction, so at most 127 keys with the history record).
-    /// When the connection is lost after etcd applied that transaction but before its answer arrived, the retry cannot
-    /// tell its own write from another writer's and runs the closure again on it (an increment may then count twice);
-    /// etcd's own client has the same limit.
-    ///
-    /// ## History
-    /// Every transaction of a save also puts the prefix's history record, in the reserved key `prefix`, the byte
-    /// 0xFF, `history` (not UTF-8, so never a setting): who saved, when, and which keys changed, by name. The
-    /// change and its record are one transaction; the record's revision is etcd's revision of it (it only grows,
-    /// for every writer, and survives restarts). ``history()-29g0`` reads the keys' values before and after each save
-    /// from etcd's own past revisions, back to the bound of ``Options/history`` or to what etcd compacted away:
-    /// a revert before that throws `historyUnavailable` ("history before revision N is gone"), and when etcd
-    /// compacted even the last save's revisions, ``history()-29g0`` throws it too. A secret key's record names it;
-    /// its values are never read. With ``Options/history`` off, saves record nothing: a user etcd lets write some
-    /// keys of the prefix only, not the record key, needs it off (its saves are refused otherwise, saying so).
-    ///
-    /// ## Offline
-    /// With a `localCopy` file, the store keeps a copy of the prefix there (rewritten atomically and durably after it
-    /// opens, after each save and as the watch brings changes; one store at a time uses a copy). With no endpoint
-    /// answering, opening serves the copy (``isStale`` is true, and ``onError`` is told), and changes are kept in
-    /// it durably before a save returns, so they survive a restart; when a member answers, the kept changes are
-    /// sent in a transaction that compares each key's revision with the one the change was made on, the prefix is
-    /// read again and observers are told what changed. A key another writer changed meanwhile keeps etcd's value,
-    /// and the dropped change is reported as a `conflict` error with both values (a secret key's withheld).
-    ///
-    /// ## Errors
-    /// When no endpoint answers, a save fails with `writeFailed` (quoting each endpoint's failure): the changes
-    /// stay unsaved in memory, reads keep serving them and the last values read, and the store asks etcd again
-    /// with a backoff (100 ms doubling to 5 s) and saves them once it answers. Failed background saves go to
-    /// ``onError``; `save()` throws. A value another tool stored that is not JSON is left as it is
-    /// (until this store sets that key): a typed read gives the key's default and reports a `decodingFailed`
-    /// error naming the key to ``onError``, and ``value(for:)`` throws it. It is not a stored value: `keys` does not
-    /// list it, and `reset` and `removeAll()` leave it; a set writes over it. A key under the prefix whose name is
-    /// not UTF-8 is not a setting at all: no `String` names it, and the store leaves it alone.
+    /// - **Threads.** Callable from any thread or task. An `.immediate` set and the synchronous `save()` block the
+    ///   calling thread until etcd answers (needing no other thread, so they cannot deadlock the cooperative pool);
+    ///   the `async` forms wait on the store's queue.
+    /// - **Durability.** A change is saved once etcd acknowledged its transaction (a majority of the cluster): one
+    ///   transaction per save, of up to 127 keys and the history record and 1 MiB, several (not atomic as a whole)
+    ///   beyond. A change etcd refuses stays unsaved alone and is named by the save's error; the others are written.
+    ///   `modify` is a compare-and-write transaction, retried when another writer was first.
+    /// - **History.** Each save's transaction also puts a record in the reserved key `prefix`, 0xFF, `history`;
+    ///   ``CodableDefaults/Defaults/history()-29g0`` reads past values from etcd's revisions, back to
+    ///   ``CodableDefaults/Defaults/Options/history``'s bound or to what etcd compacted away.
+    /// - **Offline.** With `localCopy`, the store opens from its copy when no endpoint answers (``isStale``), keeps
+    ///   changes in it durably, and sends them when a member answers; a key another writer changed meanwhile keeps
+    ///   etcd's value, reported as a `conflict`.
+    /// - **Errors.** With no endpoint answering, a save fails with `writeFailed` and its changes stay unsaved (the
+    ///   store saves them once etcd answers again). A value another tool stored that is not JSON reads as the key's
+    ///   default, reports `decodingFailed`, and is left as it is until this store sets the key.
     ///
     /// - Parameters:
     ///   - endpoints: Client URLs of the cluster's members (`http://host:2379` or `https://host:2379`, checked

@@ -19,9 +19,11 @@ import Observation
 /// - `Observation/Store+Publishing.swift`, `Observation/Store+ObservationTracking.swift`: observers, outside
 ///   changes, and Observation's tracking.
 /// - `Layers/Store+Layers.swift`: the read-only layers.
+/// - `History/Store+History.swift`: the history as the store reads it, and the revert (through the atomic modify).
 /// - `Testing/Store+Inspection.swift`: what tests look at (debug builds only).
 /// The members live in a ``Storage`` that whoever opens the store hands it: the JSON file (``JSONFileStorage``),
-/// memory (``MemoryStorage``), or an engine of another target (etcd).
+/// memory (``MemoryStorage``), or an engine of another target (etcd). The store reads the storage's
+/// ``StorageFacts`` once, and asks once whether it is a ``DurableStorage`` or a ``RemoteStorage``.
 ///
 /// Locks: the storage's calls (saves, reloads, outside-change checks, modify) are serialized by ``saveLock``, taken
 /// before the state's lock and held across storage I/O. The state's lock is held only for in-memory work: no user
