@@ -15,7 +15,7 @@ extension Defaults {
     /// Every key API works as on a file, reads served from memory. Each call makes a new store (nothing is shared
     /// with another `Defaults` on the same prefix: it stands for another machine). A watch of the prefix takes in
     /// what other writers store and tells observers, on the store's queue; it resumes after a disconnect without
-    /// missing a change. The article "Sharing settings across machines" (in the `CodableDefaults` documentation)
+    /// missing a change. The article "Sharing Settings Across Machines" (in the `CodableDefaults` documentation)
     /// tells the whole story; the contract in short:
     ///
     /// - **Threads.** Callable from any thread or task. An `.immediate` set and the synchronous `save()` block the
