@@ -28,9 +28,9 @@ extension Defaults {
     /// - **History.** Each save's transaction also puts a record in the reserved key `prefix`, 0xFF, `history`;
     ///   ``CodableDefaults/Defaults/history()-29g0`` reads past values from etcd's revisions, back to
     ///   ``CodableDefaults/Defaults/Options/history``'s bound or to what etcd compacted away.
-    /// - **Offline.** With `localCopy`, the store opens from its copy when no endpoint answers (``isStale``), keeps
-    ///   changes in it durably, and sends them when a member answers; a key another writer changed meanwhile keeps
-    ///   etcd's value, reported as a `conflict`.
+    /// - **Offline.** With `localCopy`, the store opens from its copy when no endpoint answers
+    ///   (``CodableDefaultsEtcd/EtcdConnection/isStale``), keeps changes in it durably, and sends them when a member
+    ///   answers; a key another writer changed meanwhile keeps etcd's value, reported as a `conflict`.
     /// - **Errors.** With no endpoint answering, a save fails with `writeFailed` and its changes stay unsaved (the
     ///   store saves them once etcd answers again). A value another tool stored that is not JSON reads as the key's
     ///   default, reports `decodingFailed`, and is left as it is until this store sets the key.
@@ -47,9 +47,9 @@ extension Defaults {
     ///     memory: twice that, plus 1 MiB, for the base64 and JSON around the values) and how much history
     ///     ``history()-29g0`` reads; the file's policies (unreadable file, lock timeout) and migrations do not apply.
     ///   - localCopy: A file (of this process alone) where the store keeps a copy of the prefix, or `nil` for none.
-    ///     With one, the store opens with no endpoint answering (serving the copy, ``isStale`` until it caught up),
-    ///     and changes made while none answers are kept in it durably and sent when a member answers (see
-    ///     "Offline" above).
+    ///     With one, the store opens with no endpoint answering (serving the copy,
+    ///     ``CodableDefaultsEtcd/EtcdConnection/isStale`` until it caught up), and changes made while none answers are
+    ///     kept in it durably and sent when a member answers (see "Offline" above).
     ///   - onError: If not `nil`, becomes ``onError`` before the store opens.
     /// - Throws: ``DefaultsError``: `invalidArgument` for an endpoint that is not an `http(s)://` URL with a host
     ///   (and a port in 1...65535 if it names one)
@@ -111,17 +111,26 @@ extension Defaults {
 }
 
 extension Defaults {
-    /// Whether this etcd store serves its local copy because no endpoint answered when it opened: its values may be
-    /// older than etcd's. It turns false once a member answered, the changes kept meanwhile were sent, and the
-    /// prefix was read again (observers are told what changed). Always false for a store without a local copy and
-    /// for a file store. Thread-safe.
-    public var isStale: Bool {
-        (engine as? EtcdStorage)?.isStale ?? false
+    /// The etcd side of this store: its connection's state, or `nil` for a store that is not on etcd (a file, or
+    /// memory). Thread-safe; each read of the connection's properties reads the store's state anew.
+    public var etcd: EtcdConnection? {
+        (engine as? EtcdStorage).map(EtcdConnection.init(storage:))
     }
+}
 
-    /// How many changes this etcd store keeps in its local copy because no endpoint answered, not yet sent to etcd
-    /// (0 for a store without a local copy, and for a file store). Thread-safe.
-    public var unsentChangeCount: Int {
-        (engine as? EtcdStorage)?.unsentChangeCount ?? 0
-    }
+/// The state of a store on etcd (``CodableDefaults/Defaults/etcd``) that no file store has: whether it serves its local
+/// copy, and what it has yet to send. A value that reads the store's state at each access; `Sendable`, safe from any
+/// thread.
+public struct EtcdConnection: Sendable {
+    /// The store's storage.
+    let storage: EtcdStorage
+
+    /// Whether the store serves its local copy because no endpoint answered when it opened: its values may be older
+    /// than etcd's. It turns false once a member answered, the changes kept meanwhile were sent, and the prefix was
+    /// read again (observers are told what changed). Always false for a store without a local copy.
+    public var isStale: Bool { storage.isStale }
+
+    /// How many changes the store keeps in its local copy because no endpoint answered, not yet sent to etcd (0 for a
+    /// store without a local copy).
+    public var unsentChangeCount: Int { storage.unsentChangeCount }
 }

@@ -22,7 +22,7 @@
 //                                                  writer's change seen by the watch):
 //                                                  changed KEY JSON | changed KEY none   (asynchronously)
 //     increment KEY N   -> ok | error JSON         N times `modify(Int key KEY) { $0 += 1 }`, each one atomic
-//     status            -> status stale=BOOL unsent=N   `isStale` and `unsentChangeCount`
+//     status            -> status stale=BOOL unsent=N   `etcd?.isStale` and `etcd?.unsentChangeCount`
 //     echo TEXT         -> echo TEXT               a marker
 //     quit              -> bye                     exits with status 0 (pending changes are written first; a
 //                                                  failure is printed as a `reported` line)
@@ -184,7 +184,7 @@ while let line = readLine() {
             output.line(usageLine("\(error)"))
         }
     case ("status", nil):
-        output.line("status stale=\(defaults.isStale) unsent=\(defaults.unsentChangeCount)")
+        output.line("status stale=\(defaults.etcd?.isStale == true) unsent=\(defaults.etcd?.unsentChangeCount ?? 0)")
     case ("echo", _):
         output.line(line)
     case ("quit", nil):

@@ -11,6 +11,18 @@ private func stored(_ key: String, _ server: EtcdServer) async throws -> String 
 
 @Suite("Defaults on etcd with a local copy: edge cases of kept changes", .needsEtcd)
 struct EtcdLocalCopyEdgeTests {
+    /// Only a store on etcd has an etcd side; one on etcd without a local copy is never stale and keeps nothing.
+    @Test func onlyAStoreOnEtcdHasAnEtcdConnection() async throws {
+        let directory = try TemporaryDirectory()
+        #expect(try Defaults(url: directory.file("settings.json"), saveMode: .manual).etcd == nil)
+        #expect(Defaults.inMemory().etcd == nil)
+        try await EtcdServer.with { server in
+            let defaults = try await Defaults(etcd: server.clientURLs.map { URL(string: $0)! }, prefix: "p/")
+            let connection = try #require(defaults.etcd)
+            #expect(!connection.isStale && connection.unsentChangeCount == 0)
+        }
+    }
+
     @Test func aChangeKeptOfAKeyRemovedBeforeTheOutageLandsWithoutAConflict() async throws {
         try await EtcdServer.with { server in
             let directory = try TemporaryDirectory()
@@ -31,9 +43,9 @@ struct EtcdLocalCopyEdgeTests {
             for member in server.members { try await server.kill(member) }
             defaults[theme] = "dark"
             defaults[volume] = 0.5
-            #expect(defaults.unsentChangeCount == 2)
+            #expect(defaults.etcd?.unsentChangeCount == 2)
             for member in server.members { try await server.restart(member) }
-            #expect(try await eventually { defaults.unsentChangeCount == 0 })
+            #expect(try await eventually { defaults.etcd?.unsentChangeCount == 0 })
             #expect(try await stored("myservice/theme", server) == "\"dark\"\n")
             #expect(try await stored("myservice/volume", server) == "0.5\n")
             #expect(!reports.values.contains { $0.code == .conflict }, "\(reports.values)")
@@ -54,9 +66,9 @@ struct EtcdLocalCopyEdgeTests {
             let text = String(repeating: "x", count: 100_000)
             for index in 0..<24 { defaults.set(JSONValue.string("\(index)\(text)"), forKey: "big\(index)") }
             try await defaults.save()
-            #expect(defaults.unsentChangeCount == 24)
+            #expect(defaults.etcd?.unsentChangeCount == 24)
             for member in server.members { try await server.restart(member) }
-            #expect(try await eventually { defaults.unsentChangeCount == 0 }, "\(reports.values)")
+            #expect(try await eventually { defaults.etcd?.unsentChangeCount == 0 }, "\(reports.values)")
             let keys = try await server.etcdctl(["get", "myservice/big", "--prefix", "--keys-only"])
             #expect(keys.split(separator: "\n").count == 24, "\(keys)")
         }
@@ -74,10 +86,10 @@ struct EtcdLocalCopyEdgeTests {
             defaults.set(JSONValue.string(String(repeating: "x", count: 50_000)), forKey: "huge")
             defaults.set(JSONValue.number(1), forKey: "small")
             try await defaults.save()
-            #expect(defaults.unsentChangeCount == 2)
+            #expect(defaults.etcd?.unsentChangeCount == 2)
             for member in server.members { try await server.restart(member) }
             // The small change lands; the one etcd refuses stays kept, and is reported.
-            #expect(try await eventually { defaults.unsentChangeCount == 1 }, "\(reports.values)")
+            #expect(try await eventually { defaults.etcd?.unsentChangeCount == 1 }, "\(reports.values)")
             #expect(try await stored("myservice/small", server) == "1\n")
             #expect(try await eventually { reports.values.contains { $0.message.contains("\"huge\"") } })
         }
@@ -129,7 +141,7 @@ struct EtcdLocalCopyEdgeTests {
             defaults.set(JSONValue.number(7), forKey: "volume")
             let error = #expect(throws: DefaultsError.self) { try defaults.save() }
             #expect(error?.message.contains("stay unsaved") == true, "\(String(describing: error))")
-            #expect(defaults.unsentChangeCount == 0)
+            #expect(defaults.etcd?.unsentChangeCount == 0)
             // Unsaved, so saved when a member answers.
             for member in server.members { try await server.restart(member) }
             try await defaults.save()

@@ -141,16 +141,16 @@ struct EtcdLostAnswerTests {
             proxy.set(.dropAnswers)
             defaults[volume] = 0.2
             try await defaults.save()
-            #expect(defaults.unsentChangeCount == 1)
+            #expect(defaults.etcd?.unsentChangeCount == 1)
             #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.2\n")
             // No endpoint answers; a newer change is kept.
             proxy.set(.closeUnsent)
             defaults[volume] = 0.3
             try await defaults.save()
-            #expect(defaults.unsentChangeCount == 1)
+            #expect(defaults.etcd?.unsentChangeCount == 1)
 
             proxy.set(.forward)
-            #expect(try await eventually { defaults.unsentChangeCount == 0 }, "\(reports.values)")
+            #expect(try await eventually { defaults.etcd?.unsentChangeCount == 0 }, "\(reports.values)")
             #expect(try await server.etcdctl(["get", "--print-value-only", "myservice/volume"]) == "0.3\n")
             #expect(!reports.values.contains { $0.code == .conflict }, "\(reports.values)")
             #expect(defaults[volume] == 0.3)

@@ -62,7 +62,7 @@ extension Tool {
         if case .etcd(_, _, _, _?) = etcdLocations[ObjectIdentifier(defaults)] {
             let reporter = reporter.handler
             defaults.onError = { [weak defaults] error in
-                let offline = (defaults?.isStale ?? false) || (defaults?.unsentChangeCount ?? 0) > 0
+                let offline = (defaults?.etcd?.isStale ?? false) || (defaults?.etcd?.unsentChangeCount ?? 0) > 0
                 if error.code == .conflict || (offline && [.readFailed, .writeFailed].contains(error.code)) {
                     Output.printError("codable-defaults: note: \(error)\n")
                 } else {
@@ -105,7 +105,7 @@ extension Tool {
         if isDryRun { return try printDryRun(defaults) }
         do {
             try defaults.save()
-            if defaults.unsentChangeCount > 0,
+            if let connection = defaults.etcd, connection.unsentChangeCount > 0,
                 case .etcd(_, _, _, let cache?) = etcdLocations[ObjectIdentifier(defaults)]
             {
                 Output.printError(
