@@ -21,12 +21,7 @@ final class EtcdProcess {
     )
         throws
     {
-        #if canImport(Darwin)
-            // Darwin's `posix_spawn_file_actions_t` is a pointer that `posix_spawn_file_actions_init` allocates.
-            var actions: posix_spawn_file_actions_t? = nil
-        #else
-            var actions = posix_spawn_file_actions_t()
-        #endif
+        var actions = SpawnFileActions()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
@@ -41,7 +36,7 @@ final class EtcdProcess {
             for pointer in envp { free(pointer) }
         }
         var child: pid_t = 0
-        let result = posix_spawn(&child, executable, &actions, nil, argv, envp)
+        let result = spawnKeepingOnlyStandardDescriptors(&child, executable, &actions, argv, envp)
         guard result == 0 else {
             throw ChildProcessError(description: "cannot start \(executable): \(String(cString: strerror(result)))")
         }

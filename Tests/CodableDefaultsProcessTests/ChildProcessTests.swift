@@ -2,6 +2,12 @@ import CodableDefaultsTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The process runner of the tests keeps its children's output to itself, so that a passing `swift test`
 /// prints nothing of the fixture, the tool, strace or flock.
 @Suite struct ChildProcessTests {
@@ -16,6 +22,24 @@ import Testing
         #expect(try await child.wait(timeout: 30) == .exited(0))
         #expect(childs != own, "the child's standard error is the test's own: \(own)")
         #expect(childs.hasSuffix(URL(fileURLWithPath: child.stderrPath).lastPathComponent), "\(childs)")
+    }
+
+    /// A child keeps only its standard descriptors: one another test holds open without close-on-exec (as
+    /// Foundation's `Pipe` makes them) is closed in it, so that a long-lived child never holds the write end of
+    /// another test's pipe open (that test's reader would wait for an end of input that never comes).
+    @Test(.enabled(if: hasProcFileSystem, "needs Linux's /proc/self/fd, where a process's descriptors are listed"))
+    func aChildInheritsNoDescriptorButItsStandardOnes() async throws {
+        let pipe = Pipe()
+        let leaked = pipe.fileHandleForWriting.fileDescriptor
+        #expect(fcntl(leaked, F_GETFD) & FD_CLOEXEC == 0, "the test's descriptor is inheritable")
+        let shell = try #require(findExecutable("sh"))
+        let child = try ChildProcess(shell, ["-c", "ls /proc/$$/fd | sort -n | tr '\\n' ' '"])
+        let listed = try #require(try await child.readLine(timeout: 30), "the child listed its descriptors")
+        #expect(try await child.wait(timeout: 30) == .exited(0))
+        let descriptors = listed.split(separator: " ").compactMap { Int32($0) }
+        #expect(!descriptors.contains(leaked), "the child holds descriptor \(leaked): \(listed)")
+        #expect(descriptors.filter { $0 > 2 }.count <= 1, "only the shell's own: \(listed)")
+        try pipe.fileHandleForWriting.close()
     }
 
     /// The package's executables are found beside the test bundle, and a missing one is an error that says how

@@ -136,12 +136,7 @@ package struct ChildProcessError: Error, CustomStringConvertible {
                 // (F_SETNOSIGPIPE, sys/fcntl.h). Linux has no such flag for a pipe.
                 _ = fcntl(inPipe[1], F_SETNOSIGPIPE, 1)
             #endif
-            #if canImport(Darwin)
-                // Darwin's `posix_spawn_file_actions_t` is a pointer that `posix_spawn_file_actions_init` allocates.
-                var actions: posix_spawn_file_actions_t? = nil
-            #else
-                var actions = posix_spawn_file_actions_t()
-            #endif
+            var actions = SpawnFileActions()
             posix_spawn_file_actions_init(&actions)
             defer { posix_spawn_file_actions_destroy(&actions) }
             posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
@@ -161,7 +156,7 @@ package struct ChildProcessError: Error, CustomStringConvertible {
                 for pointer in envp { free(pointer) }
             }
             var child: pid_t = 0
-            let result = posix_spawn(&child, executable, &actions, nil, argv, envp)
+            let result = spawnKeepingOnlyStandardDescriptors(&child, executable, &actions, argv, envp)
             close(inPipe[0])
             close(outPipe[1])
             guard result == 0 else {
@@ -425,3 +420,44 @@ package func findExecutable(_ name: String) -> String? {
     }
     return nil
 }
+
+#if os(Linux)
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which the Glibc module does not export
+    /// (it is declared only with `_GNU_SOURCE`).
+    @_silgen_name("posix_spawn_file_actions_addclosefrom_np")
+    private func linuxAddCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
+#endif
+
+#if canImport(Darwin)
+    /// The file actions of `posix_spawn`: a pointer `posix_spawn_file_actions_init` allocates on Apple platforms.
+    package typealias SpawnFileActions = posix_spawn_file_actions_t?
+#else
+    /// The file actions of `posix_spawn`: a structure on Linux.
+    package typealias SpawnFileActions = posix_spawn_file_actions_t
+#endif
+
+// posix_spawn is SPI on tvOS and watchOS, as above.
+#if !os(tvOS) && !os(watchOS)
+    /// Runs `posix_spawn` so that the child keeps only the descriptors `actions` gives it (0, 1 and 2): every other
+    /// descriptor of the tests' process is closed in it. Without this, a child inherits whatever descriptors other
+    /// tests have open at that moment without close-on-exec (Foundation's `Pipe` makes such), and a long-lived child
+    /// (an etcd member, a watch) then holds the write end of another test's pipe open: that test's reader never sees
+    /// the end of its input. Linux: glibc's `posix_spawn_file_actions_addclosefrom_np`; Apple platforms:
+    /// `POSIX_SPAWN_CLOEXEC_DEFAULT` (spawn.h).
+    package func spawnKeepingOnlyStandardDescriptors(
+        _ child: inout pid_t, _ executable: String, _ actions: inout SpawnFileActions,
+        _ argv: [UnsafeMutablePointer<CChar>?], _ envp: [UnsafeMutablePointer<CChar>?]
+    ) -> Int32 {
+        #if canImport(Darwin)
+            var attributes: posix_spawnattr_t? = nil
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_CLOEXEC_DEFAULT))
+            return posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        #else
+            let added = linuxAddCloseFrom(&actions, 3)
+            guard added == 0 else { return added }
+            return posix_spawn(&child, executable, &actions, nil, argv, envp)
+        #endif
+    }
+#endif
