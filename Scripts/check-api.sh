@@ -9,12 +9,10 @@
 # The check fails when:
 #   - a public declaration was added, removed or changed and api/public-api.txt does not say so;
 #   - api/public-api.txt changed in a commit (or in the working tree) after the last change of CHANGELOG.md.
-# It shares the symbol graphs of Scripts/docs.sh (same scratch path and flags: the build here is then a no-op).
+# It reads the symbol graphs Scripts/symbol-graphs.sh builds, as Scripts/docs.sh does (after it, a no-op build).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-scratch=.build/docs
-graphs=.build/docs-symbol-graphs
 listing=api/public-api.txt
 
 update=false
@@ -27,16 +25,7 @@ case "${1:-}" in
         ;;
 esac
 
-for module in CodableDefaults CodableDefaultsEtcd; do
-    if [[ ! -f $graphs/$module.symbols.json ]]; then
-        rm -rf "$scratch" "$graphs"
-        break
-    fi
-done
-mkdir -p "$graphs"
-swift build --scratch-path "$scratch" --target codable-defaults \
-    -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
-    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc private >/dev/null
+graphs=$(bash Scripts/symbol-graphs.sh)
 
 current=$(mktemp)
 trap 'rm -f "$current"' EXIT

@@ -18,8 +18,6 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 root=$PWD
-scratch=$root/.build/docs
-graphs=$root/.build/docs-symbol-graphs
 checked=$root/.build/docs-check
 public=$root/.build/docs-public-symbol-graphs
 archive=$root/.build/CodableDefaults.doccarchive
@@ -33,19 +31,7 @@ else
     exit 1
 fi
 
-# The compiler writes a module's symbol graph only when it compiles the module; an up-to-date build leaves the
-# graphs of the last one in place. If one is missing, build from scratch so they are all written again.
-for module in CodableDefaults CodableDefaultsEtcd codable_defaults; do
-    if [[ ! -f $graphs/$module.symbols.json ]]; then
-        rm -rf "$scratch" "$graphs"
-        break
-    fi
-done
-mkdir -p "$graphs"
-# The tool's target depends on both libraries: building it compiles the three modules.
-swift build --scratch-path "$scratch" --target codable-defaults \
-    -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$graphs" \
-    -Xswiftc -symbol-graph-minimum-access-level -Xswiftc private
+graphs=$(bash Scripts/symbol-graphs.sh)
 
 # 1. Every symbol's comment, every module.
 rm -rf "$checked"

@@ -103,25 +103,13 @@ let hasPythonJSONSchema: Bool = {
     /// too: a dictionary's other keys, the optional left out, the enum's other case, another string in the range.
     @Test(.enabled(if: hasPythonJSONSchema, "needs python3 and its jsonschema package (python3-jsonschema)"))
     func anIndependentValidatorTakesTheProgramsOtherValues() async throws {
-        struct Account: Codable, Sendable, Equatable {
-            var name: String
-            var nickname: String?
-        }
-        enum Mode: Codable, Sendable, Equatable {
-            case fixed(Int)
-            case named(String)
-        }
-        let limits = Defaults.Key<[String: Int]>("limits", default: ["a": 1], constraints: [.length(1...2)])
-        let account = Defaults.Key<Account>("account", default: Account(name: "Ann", nickname: "A"))
-        let mode = Defaults.Key<Mode>("mode", default: .fixed(1))
-        let word = Defaults.Key<String>("word", default: "m", constraints: [.range("a"..."z")])
         let directory = try TemporaryDirectory()
-        try Defaults.writeSchema(for: [limits, account, mode, word], to: directory.file("store.schema.json"))
+        try Defaults.writeSchema(for: SchemaKeys.otherValueKeys, to: directory.file("store.schema.json"))
         let defaults = try Defaults(url: directory.file("written.json"), saveMode: .manual)
-        try defaults.set(["b": 2, "c": 3], for: limits)
-        try defaults.set(Account(name: "Bo", nickname: nil), for: account)
-        try defaults.set(.named("x"), for: mode)
-        try defaults.set("q", for: word)
+        try defaults.set(["b": 2, "c": 3], for: SchemaKeys.limits)
+        try defaults.set(SchemaKeys.Account(name: "Bo", nickname: nil), for: SchemaKeys.account)
+        try defaults.set(.named("x"), for: SchemaKeys.mode)
+        try defaults.set("q", for: SchemaKeys.word)
         try await defaults.save()
         #expect(try await validate(try text(directory.file("written.json")), in: directory) == [])
         #expect(

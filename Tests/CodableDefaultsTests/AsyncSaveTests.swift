@@ -103,37 +103,13 @@ struct AsyncSaveTests {
     }
 
     /// More tasks than the machine has cores await saves while the file lock is busy: none of them holds a
-    /// thread of the cooperative pool, so another task still runs. A watchdog thread (not in the pool) frees
-    /// the lock once that task has run; if the awaiting saves held the pool, the task could not run, and the
-    /// watchdog frees the lock only after its deadline, which the test reports as a failure.
+    /// thread of the cooperative pool, so another task still runs
+    /// (see ``expectThePoolFree(whileWaitersWaitOnTheLockOf:_:)``).
     @Test func awaitingSavesLeaveTheCooperativePoolFree() async throws {
         let subject = try Subject(options: .init(lockTimeout: .seconds(600)))
         subject.defaults[.count] = 1
-        subject.holdLock()
-        let progress = DispatchSemaphore(value: 0)
-        let progressedInTime = Locked(false)
-        let plan = subject.plan
-        Thread.detachNewThread {
-            let inTime = progress.wait(timeout: .now() + 120) == .success
-            progressedInTime.withLock { $0 = inTime }
-            plan.removeAll()
-        }
-        let count = ProcessInfo.processInfo.activeProcessorCount * 4 + 4
-        let started = Locked(0)
         let defaults = subject.defaults
-        let savers = (0..<count).map { _ in
-            Task {
-                started.withLock { $0 += 1 }
-                try await defaults.save()
-            }
-        }
-        #expect(
-            try await eventually(timeout: 120) { started.withLock { $0 } == count && defaults.store.lockWaitCount > 0 })
-        let answer = await Task.detached { 6 * 7 }.value
-        progress.signal()
-        #expect(answer == 42)
-        for saver in savers { try await saver.value }
-        #expect(progressedInTime.withLock { $0 })
+        try await expectThePoolFree(whileWaitersWaitOnTheLockOf: subject) { try await defaults.save() }
         #expect(try text(subject.url) == "{\n  \"count\": 1\n}\n")
     }
 
@@ -147,6 +123,26 @@ struct AsyncSaveTests {
             defaults[.count] = value
             try await defaults.save()
         }
+        let waiters = try await expectThePoolFree(whileWaitersWaitOnTheLockOf: subject) {
+            if act == "modify" {
+                try await defaults.modify(.count) { $0 += 10 }
+            } else {
+                try await defaults.undo()
+            }
+        }
+        // Every undo takes back the one before it: an even number of them leaves the last save's value.
+        let expected = act == "modify" ? 2 + 10 * waiters : (waiters.isMultiple(of: 2) ? 2 : 1)
+        #expect(try openFresh(subject.url)[.count] == expected)
+    }
+
+    /// Holds `subject`'s lock file, starts more tasks running `wait` than the machine has cores (which all wait for
+    /// the lock), runs another task, and frees the lock from a watchdog thread (not in the pool) once that task has
+    /// run; if the waiting tasks held the pool, the task could not run, and the watchdog frees the lock only after
+    /// its deadline, which is reported as a failure. Returns how many tasks ran `wait`.
+    @discardableResult
+    private func expectThePoolFree(
+        whileWaitersWaitOnTheLockOf subject: Subject, _ wait: @escaping @Sendable () async throws -> Void
+    ) async throws -> Int {
         subject.holdLock()
         let progress = DispatchSemaphore(value: 0)
         let progressedInTime = Locked(false)
@@ -158,14 +154,11 @@ struct AsyncSaveTests {
         }
         let count = ProcessInfo.processInfo.activeProcessorCount * 4 + 4
         let started = Locked(0)
+        let defaults = subject.defaults
         let waiters = (0..<count).map { _ in
             Task {
                 started.withLock { $0 += 1 }
-                if act == "modify" {
-                    try await defaults.modify(.count) { $0 += 10 }
-                } else {
-                    try await defaults.undo()
-                }
+                try await wait()
             }
         }
         #expect(
@@ -175,9 +168,7 @@ struct AsyncSaveTests {
         #expect(answer == 42)
         for waiter in waiters { try await waiter.value }
         #expect(progressedInTime.withLock { $0 })
-        // Every undo takes back the one before it: an even number of them leaves the last save's value.
-        let expected = act == "modify" ? 2 + 10 * count : (count.isMultiple(of: 2) ? 2 : 1)
-        #expect(try openFresh(subject.url)[.count] == expected)
+        return count
     }
 
     /// A task cancelled while its save waits for the file lock still gets the whole save: it returns once the

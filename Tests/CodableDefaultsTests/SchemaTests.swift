@@ -68,21 +68,11 @@ import Testing
     /// keys, an optional property left out, an enum's other case; a length on a dictionary counts its members; a
     /// range JSON Schema cannot say (of strings) is named in x-rules, and the schema stays one the store reads.
     @Test func theGeneratedSchemaTakesEveryValueTheProgramCanStore() throws {
-        struct Account: Codable, Sendable, Equatable {
-            var name: String
-            var nickname: String?
-        }
-        enum Mode: Codable, Sendable, Equatable {
-            case fixed(Int)
-            case named(String)
-        }
-        let limits = Defaults.Key<[String: Int]>("limits", default: ["a": 1], constraints: [.length(1...2)])
-        let account = Defaults.Key<Account>("account", default: Account(name: "Ann", nickname: "A"))
-        let mode = Defaults.Key<Mode>("mode", default: .fixed(1))
-        let word = Defaults.Key<String>("word", default: "m", constraints: [.range("a"..."z")])
+        typealias Account = SchemaKeys.Account
+        typealias Mode = SchemaKeys.Mode
         let directory = try TemporaryDirectory()
         let defaults = try openFresh(directory.file())
-        try defaults.publishSchema(for: [limits, account, mode, word])
+        try defaults.publishSchema(for: SchemaKeys.otherValueKeys)
         let schema = try #require(try defaults.publishedSchema(), "the published schema reads back")
         let encoder = JSONEncoder()
         func json(_ value: some Encodable) throws -> JSONValue {
