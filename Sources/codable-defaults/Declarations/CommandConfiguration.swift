@@ -89,11 +89,6 @@ struct CommandConfiguration: Sendable {
         "codable-defaults \(name) \(synopsis)" + (options.isEmpty ? "" : " [OPTIONS]")
     }
 
-    /// Whether the command works on a store: its first argument is FILE (or `--suite`, `--standard`...).
-    var takesStore: Bool {
-        arguments.first?.kind == .store
-    }
-
     /// Whether the command takes a type flag of `defaults(1)` (`-int 5`): its last argument is the flag's values.
     var takesTypeFlag: Bool {
         arguments.contains { $0.arity == .typedValues }

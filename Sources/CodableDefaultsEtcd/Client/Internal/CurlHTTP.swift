@@ -291,13 +291,6 @@
             static let protocols: Int32 = 181
             static let redirectProtocols: Int32 = 182
             static let writeFunction: Int32 = 20_011
-            static let noProgress: Int32 = 43
-            static let progressData: Int32 = 10_057
-            static let socketOptionFunction: Int32 = 20_148
-            static let socketOptionData: Int32 = 10_149
-            static let closeSocketFunction: Int32 = 20_208
-            static let closeSocketData: Int32 = 10_209
-            static let transferInfoFunction: Int32 = 20_219
         }
 
         /// `CURLINFO` values.
