@@ -312,14 +312,16 @@ public final class Defaults: Sendable {
     /// The part of the rule that needs no store: why a set or removal of `name` is refused in any store whose keys
     /// are at most `maximumLength` bytes (the reserved member, a key over the limit), or `nil`. The command-line
     /// tool asks it of a KEY argument before it opens the store.
-    package static func refusalIfAny(_ name: String, maximumLength: Int, path: String? = nil) -> DefaultsError? {
+    package static func refusalIfAny(
+        _ name: String, maximumLength: Int, path: @autoclosure () -> String? = nil
+    ) -> DefaultsError? {
         if name == schemaVersionKey {
             return DefaultsError(
                 .reservedKey, "the key is reserved for the file's schema version and cannot be set or removed",
                 key: name)
         }
         if name.utf8.count > maximumLength {
-            return Store.keyTooLong(name, limit: maximumLength, path: path)
+            return Store.keyTooLong(name, limit: maximumLength, path: path())
         }
         return nil
     }
