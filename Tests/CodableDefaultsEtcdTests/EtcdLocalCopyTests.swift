@@ -318,16 +318,27 @@ struct EtcdLocalCopyTests {
         }
     }
 
+    /// Puts 30 values in `server` (its revision is then 31), then runs a service on a local copy in `directory`
+    /// once, with `commands`; returns the copy's path.
+    private func copyAfterThirtyRevisions(
+        of server: EtcdServer, in directory: TemporaryDirectory, running commands: [String] = []
+    ) async throws -> String {
+        let copy = directory.file("copy.json").path
+        for index in 0..<30 { _ = try await server.etcdctl(["put", "myservice/filler", "\(index)"]) }
+        let endpoints = server.clientURLs
+        try await onThread {
+            let service = try Service(endpoints, copy: copy)
+            for command in commands { _ = try service.ask(command) }
+            _ = try service.ask("quit")
+        }
+        return copy
+    }
+
     @Test func aServiceOnACopyNewerThanARestoredClusterCatchesUp() async throws {
         try await EtcdServer.with { server in
             let directory = try TemporaryDirectory()
-            let copy = directory.file("copy.json").path
             let endpoints = server.clientURLs
-            for index in 0..<30 { _ = try await server.etcdctl(["put", "myservice/filler", "\(index)"]) }
-            try await onThread {
-                let service = try Service(endpoints, copy: copy)
-                _ = try service.ask("quit")
-            }
+            let copy = try await copyAfterThirtyRevisions(of: server, in: directory)
             // The cluster comes back from an older state (here, none): its revisions start again below the copy's.
             try await server.killAndWipe()
             let service = try await onThread { try Service(endpoints, copy: copy) }
@@ -352,15 +363,9 @@ struct EtcdLocalCopyTests {
     @Test func aServiceCatchesUpWithAClusterRestoredBetweenItsCopyAndItsLastSave() async throws {
         try await EtcdServer.with { server in
             let directory = try TemporaryDirectory()
-            let copy = directory.file("copy.json").path
             let endpoints = server.clientURLs
-            for index in 0..<30 { _ = try await server.etcdctl(["put", "myservice/filler", "\(index)"]) }
-            try await onThread {
-                let service = try Service(endpoints, copy: copy)
-                for index in 0..<6 { _ = try service.ask("set theme \"mine-\(index)\"") }
-                _ = try service.ask("flush")
-                _ = try service.ask("quit")
-            }
+            let copy = try await copyAfterThirtyRevisions(
+                of: server, in: directory, running: (0..<6).map { "set theme \"mine-\($0)\"" } + ["flush"])
             // The copy reflects the cluster up to revision 31 only; the service's last save is later (37).
             let text = try String(contentsOfFile: copy, encoding: .utf8)
             let edited = try #require(

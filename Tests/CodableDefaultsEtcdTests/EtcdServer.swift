@@ -337,7 +337,10 @@ final class EtcdServer: @unchecked Sendable {
         let run = UUID().uuidString
         let stdout = directory.url.appendingPathComponent("etcdctl-\(run).out").path
         let stderr = directory.url.appendingPathComponent("etcdctl-\(run).err").path
-        let all = ["--endpoints", (endpoints ?? clientURLs).joined(separator: ",")] + arguments
+        // etcdctl's own timeouts (5 s to connect, 5 s per command) are shorter than a loaded test machine may need
+        // (etcdctl gave up so with two cores at load 12); this call's own 30 s bound stays the one that counts.
+        let endpointList = (endpoints ?? clientURLs).joined(separator: ",")
+        let all = ["--endpoints", endpointList, "--dial-timeout=25s", "--command-timeout=25s"] + arguments
         let process = try EtcdProcess(
             executable, all, environment: ["ETCDCTL_API": "3"], stdout: stdout, stderr: stderr)
         let status = try await process.wait(timeout: 30)
