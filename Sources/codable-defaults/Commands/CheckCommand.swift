@@ -7,8 +7,8 @@ struct CheckCommand: ToolCommand {
         name: "check",
         origin: .added(),
         abstract: "Check that FILE is a valid store file whose values follow its schema.",
-        arguments: [.store],
-        options: StoreLocation.options + StoreLocation.etcdOptions + SchemaOptions.options + [
+        store: [.etcd, .schema],
+        options: [
             OptionDeclaration(
                 name: "strict", valueName: nil, summary: "Also report the keys the schema does not list.")
         ],
@@ -33,41 +33,38 @@ struct CheckCommand: ToolCommand {
             .missingFile("a missing file for check"), .invalidFile("values that break the schema, for check"),
         ])
 
-    /// The store to check.
-    let location: StoreLocation
-    /// The schema to check its values against.
-    let schema: SchemaOptions
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// `--strict`: keys the schema does not list are failures.
     let strict: Bool
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
-        schema = try SchemaOptions(parsing: arguments)
+        store = try StoreArguments(parsing: &arguments)
         strict = arguments.flag("strict")
-        if strict && schema.isOff {
+        if strict && store.schema?.isOff == true {
             throw .usage("--strict reports the keys the schema does not list; --no-schema has none")
         }
     }
 
     func run(in tool: Tool) throws(ToolError) {
-        let defaults = try tool.open(location, schema: schema)
-        let path = tool.path(of: defaults)
-        if defaults.url != nil {
+        let opened = try tool.open(store)
+        let path = opened.path
+        if opened.defaults.url != nil {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
                 throw ToolError(.badFile, "\(path): no such file")
             }
         }
         // Text that is not JSON in etcd is no stored member, yet it is there: the store is not valid.
-        let unreadable = defaults.unreadableValues().map(\.description)
+        let unreadable = opened.defaults.unreadableValues().map(\.description)
         if !unreadable.isEmpty { throw ToolError(.badFile, unreadable.joined(separator: "\n")) }
-        let members = try tool.storedMembers(defaults, includingReserved: false)
+        let members = try tool.storedMembers(opened, includingReserved: false)
         let counted = "\(members.count) \(members.count == 1 ? "key" : "keys")"
-        guard let inEffect = tool.schema(of: defaults) else {
+        guard let inEffect = opened.schema else {
             if strict {
                 throw .usage(
                     "--strict reports the keys the schema does not list, and \(path) has no schema "
-                        + "(\(defaults.schemaLocation) is missing); give --schema FILE")
+                        + "(\(opened.defaults.schemaLocation) is missing); give --schema FILE")
             }
             return try Output.print("\(path): valid (\(counted))\n")
         }

@@ -6,11 +6,10 @@ struct DeleteCommand: ToolCommand {
         name: "delete",
         origin: .defaults,
         abstract: "Remove keys from the store (with --all, every key).",
-        arguments: [.store, .key("KEY", .oneOrMore)],
-        options: StoreLocation.options + SchemaOptions.options + [
+        store: [.schema, .dryRun], arguments: [.key("KEY", .oneOrMore)],
+        options: [
             OptionDeclaration(name: "all", valueName: nil, summary: "Remove every key."),
             OptionDeclaration(name: "force", valueName: nil, summary: "Ignore KEYs that have no stored value."),
-            DryRun.option,
         ],
         discussion: [
             "A KEY with no stored value exits with 3 and changes nothing, unless --force is given. With a schema "
@@ -23,19 +22,17 @@ struct DeleteCommand: ToolCommand {
         ],
         exitCases: [.keyNotFound("delete KEY without --force"), .notDurable])
 
-    /// The store to change.
-    let location: StoreLocation
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The keys to remove (none with `--all`).
     let keys: [String]
     /// `--all`: remove every key.
     let all: Bool
     /// `--force`: ignore keys with no stored value.
     let force: Bool
-    /// The schema whose `required` keys may not be removed.
-    let schema: SchemaOptions
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
+        store = try StoreArguments(parsing: &arguments)
         all = arguments.flag("all")
         keys = arguments.takeAll()
         if all && !keys.isEmpty {
@@ -45,7 +42,6 @@ struct DeleteCommand: ToolCommand {
             throw .usage("missing KEY (or --all to remove every key)")
         }
         force = arguments.flag("force")
-        schema = try SchemaOptions(parsing: arguments)
     }
 
     func run(in tool: Tool) throws(ToolError) {
@@ -53,19 +49,19 @@ struct DeleteCommand: ToolCommand {
             try tool.refuseReserved(key)
             try KeyText.checkLength(key)
         }
-        let defaults = try tool.open(location, schema: schema, writes: true)
-        let removed = all ? defaults.keys : keys
+        let opened = try tool.open(store, writes: true)
+        let removed = all ? opened.defaults.keys : keys
         if all {
-            defaults.removeAll()
+            opened.defaults.removeAll()
         } else {
-            if !force, let missing = keys.first(where: { !defaults.hasStoredValue(forKey: $0) }) {
+            if !force, let missing = keys.first(where: { !opened.defaults.hasStoredValue(forKey: $0) }) {
                 throw ToolError(
                     .keyNotFound,
-                    "\(tool.path(of: defaults)): key \(KeyText.message(missing)): no value stored; nothing was deleted")
+                    "\(opened.path): key \(KeyText.message(missing)): no value stored; nothing was deleted")
             }
-            for key in keys { defaults.removeValue(forKey: key) }
+            for key in keys { opened.defaults.removeValue(forKey: key) }
         }
-        try tool.checkSchema(defaults, changes: removed.map { ($0, nil) })
-        try tool.save(defaults)
+        try tool.checkSchema(opened, changes: removed.map { ($0, nil) })
+        try tool.save(opened)
     }
 }

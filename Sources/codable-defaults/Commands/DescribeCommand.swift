@@ -7,8 +7,7 @@ struct DescribeCommand: ToolCommand {
         name: "describe",
         origin: .added(),
         abstract: "Print each key's type, default, rules and description, and the value reads give and its source.",
-        arguments: [.store, .key("KEY", .optional)],
-        options: StoreLocation.options + StoreLocation.etcdOptions + LayerOptions.options + SchemaOptions.options,
+        store: [.etcd, .layers, .schema], arguments: [.key("KEY", .optional)],
         discussion: [
             "Describes every key the schema lists and every key with a value (stored, or in a layer given with "
                 + "the layer options), sorted by key; with KEY, that key alone (a KEY neither listed nor with a "
@@ -35,31 +34,25 @@ struct DescribeCommand: ToolCommand {
         ],
         exitCases: [.keyNotFound("describe KEY")])
 
-    /// The store to describe.
-    let location: StoreLocation
-    /// The layers read around the store.
-    let layers: LayerOptions
-    /// Where the schema is.
-    let schema: SchemaOptions
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The key to describe, or `nil` for every key.
     let key: String?
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
-        layers = try LayerOptions(parsing: arguments)
-        schema = try SchemaOptions(parsing: arguments)
+        store = try StoreArguments(parsing: &arguments)
         key = arguments.takeOptional()
     }
 
     func run(in tool: Tool) throws(ToolError) {
         if let key { try KeyText.checkLength(key) }
-        let defaults = try tool.open(location, layers: layers, schema: schema)
-        let inEffect = tool.schema(of: defaults)
+        let opened = try tool.open(store)
+        let inEffect = opened.schema
         var keys: [String]
         if let key {
             keys = [key]
         } else {
-            keys = defaults.effectiveKeys.filter { $0 != Defaults.schemaVersionKey }
+            keys = opened.defaults.effectiveKeys.filter { $0 != Defaults.schemaVersionKey }
             for name in inEffect?.schema.keyNames ?? []
             where !keys.contains(where: { $0.utf8.elementsEqual(name.utf8) }) {
                 keys.append(name)
@@ -69,12 +62,12 @@ struct DescribeCommand: ToolCommand {
         var text = ""
         for name in keys {
             let property = inEffect?.schema.property(named: name)
-            let values = try tool.layeredValues(defaults, key: name)
+            let values = try tool.layeredValues(opened, key: name)
             if key != nil && property == nil && values.isEmpty {
                 let listed = inEffect.map { "; the schema \($0.location) does not list it" } ?? ""
                 throw ToolError(
                     .keyNotFound,
-                    "\(tool.path(of: defaults)): key \(KeyText.message(name)): no value stored or in a layer\(listed)")
+                    "\(opened.path): key \(KeyText.message(name)): no value stored or in a layer\(listed)")
             }
             text += describe(name, property: property, secret: inEffect?.schema.isSecret(name) == true, values)
         }
@@ -97,14 +90,14 @@ struct DescribeCommand: ToolCommand {
             let rules = SchemaText.rules(of: property)
             if !rules.isEmpty { lines.append("rules: " + rules.joined(separator: ", ")) }
         } else if let effective {
-            let note = schema.isOff ? "" : "; not in the schema"
+            let note = store.schema?.isOff == true ? "" : "; not in the schema"
             lines.append("type: \(JSONText.typeName(of: effective.value)) (of the value\(note))")
         }
         let secret = schemaSecret || effective?.isSecret == true
         if secret { lines.append("secret: yes") }
         if let property, let summary = SchemaText.description(of: property) { lines.append("description: " + summary) }
         if let effective {
-            let shown = secret && !layers.showSecrets ? Tool.secretPlaceholder : JSONText.compact(effective.value)
+            let shown = secret && !store.layers.showSecrets ? Tool.secretPlaceholder : JSONText.compact(effective.value)
             lines.append("value: \(shown) (\(Tool.sourceText(effective.source)))")
         } else if let property, let value = SchemaText.defaultValue(of: property) {
             lines.append("value: \(JSONText.compact(value)) (the schema's default: nothing has a value)")

@@ -12,8 +12,7 @@ struct DiffCommand: ToolCommand {
         name: "diff",
         origin: .added(),
         abstract: "Print a line per key whose stored value differs from the JSON object in OTHER.",
-        arguments: [.store, .value("OTHER")],
-        options: StoreLocation.options + StoreLocation.etcdOptions,
+        store: [.etcd], arguments: [.value("OTHER")],
         discussion: [
             "OTHER is the path of a JSON file holding an object: a store file, an export, any JSON object "
                 + "(strict JSON, like a store file). It is only read: never locked, created or written. For each "
@@ -39,40 +38,28 @@ struct DiffCommand: ToolCommand {
         ],
         exitCases: [.difference, .missingFile("a missing OTHER for diff"), .etcdTextNotJSON("diff")])
 
-    /// The store to compare.
-    let location: StoreLocation
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The path of the JSON file to compare it with.
     let other: String
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
+        store = try StoreArguments(parsing: &arguments)
         other = try arguments.take("OTHER")
         if other.isEmpty { throw .usage("OTHER is empty") }
     }
 
     func run(in tool: Tool) throws(ToolError) {
-        let defaults = try tool.open(location)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: other, isDirectory: &isDirectory) else {
-            throw ToolError(.badFile, "\(other): no such file")
-        }
-        let otherStore: Defaults
-        do {
-            otherStore = try Defaults(
-                url: URL(fileURLWithPath: ArgumentPath.absolute(other)), saveMode: .manual, options: Tool.readingOptions
-            )
-        } catch {
-            throw ToolError(opening: error)
-        }
-        tool.keep(otherStore)
+        let opened = try tool.open(store)
+        let otherStore = try tool.openToRead(other)
         try tool.learnSecrets(of: otherStore, schema: nil)
         // A key secret in either store is secret in the diff.
         let lines = DiffText.lines(
-            from: try tool.storedMembers(defaults), to: try tool.storedMembers(otherStore),
-            isSecret: { defaults.isSecret(forKey: $0) || otherStore.isSecret(forKey: $0) })
+            from: try tool.storedMembers(opened), to: try tool.storedMembers(otherStore),
+            isSecret: { opened.defaults.isSecret(forKey: $0) || otherStore.defaults.isSecret(forKey: $0) })
         try Output.print(lines.joined())
         // Text that is not JSON in etcd is no stored member, yet it is there: said, and the diff fails.
-        let unreadable = defaults.unreadableValues().map(\.description)
+        let unreadable = opened.defaults.unreadableValues().map(\.description)
         if !unreadable.isEmpty { throw ToolError(.badFile, unreadable.joined(separator: "\n")) }
         if !lines.isEmpty { throw ToolError(.failure, nil) }
     }

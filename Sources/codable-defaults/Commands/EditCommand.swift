@@ -20,8 +20,7 @@ struct EditCommand: ToolCommand {
         name: "edit",
         origin: .added(),
         abstract: "Edit the stored members, or KEY's value, in $VISUAL or $EDITOR, and write what changed.",
-        arguments: [.store, .key("KEY", .optional)],
-        options: StoreLocation.options + StoreLocation.etcdOptions + SchemaOptions.options + [DryRun.option],
+        store: [.etcd, .schema, .dryRun], arguments: [.key("KEY", .optional)],
         discussion: [
             "Opens the editor on a copy in a private temporary directory (mode 0700, the copy 0600, removed when the command "
                 + "ends): without KEY, the stored members as a JSON object in the store file's format (one member "
@@ -58,17 +57,14 @@ struct EditCommand: ToolCommand {
             .etcdTextNotJSON("edit"), .notDurable,
         ])
 
-    /// The store to edit.
-    let location: StoreLocation
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The key whose value to edit, or `nil` for every stored member.
     let key: String?
-    /// The schema the edited values are checked against.
-    let schema: SchemaOptions
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
+        store = try StoreArguments(parsing: &arguments)
         key = arguments.takeOptional()
-        schema = try SchemaOptions(parsing: arguments)
     }
 
     func run(in tool: Tool) throws(ToolError) {
@@ -76,31 +72,32 @@ struct EditCommand: ToolCommand {
             try tool.refuseReserved(key)
             try KeyText.checkLength(key)
         }
-        let defaults = try tool.open(location, schema: schema, writes: true)
-        let base = try baseMembers(of: defaults, tool)
-        let copy = try EditorCopy(name: copyName(defaults), text: copyText(of: base))
+        let opened = try tool.open(store, writes: true)
+        let base = try baseMembers(of: opened, tool)
+        let copy = try EditorCopy(name: copyName(opened), text: copyText(of: base))
         defer { copy.remove() }
-        let edited = try editedMembers(copy, base: base, defaults, tool)
+        let edited = try editedMembers(copy, base: base, opened, tool)
         let changes = DiffText.changes(from: base, to: edited)
         if changes.isEmpty {
             return Output.printError("codable-defaults: no changes; nothing was written\n")
         }
-        try apply(changes, to: defaults, tool)
+        try apply(changes, to: opened, tool)
     }
 
     /// The members the copy is made of: every stored member (with the file's `$schemaVersion`), or KEY's alone.
     ///
     /// - Throws: Status 3 for a KEY with no stored value, 4 for text that is not JSON in etcd.
-    private func baseMembers(of defaults: Defaults, _ tool: Tool) throws(ToolError) -> [(key: String, value: JSONValue)]
-    {
+    private func baseMembers(of opened: OpenedStore, _ tool: Tool) throws(ToolError) -> [(
+        key: String, value: JSONValue
+    )] {
         // Text that is not JSON in etcd is no stored member, yet it is there: an edit would not show it.
-        let unreadable = defaults.unreadableValues(including: { key == nil || $0 == key }).map(\.description)
+        let unreadable = opened.defaults.unreadableValues(including: { key == nil || $0 == key }).map(\.description)
         if !unreadable.isEmpty { throw ToolError(.badFile, unreadable.joined(separator: "\n")) }
-        guard let key else { return try tool.storedMembers(defaults) }
-        guard defaults.hasStoredValue(forKey: key) else {
-            throw ToolError(.keyNotFound, "\(tool.path(of: defaults)): key \(KeyText.message(key)): no value stored")
+        guard let key else { return try tool.storedMembers(opened) }
+        guard opened.defaults.hasStoredValue(forKey: key) else {
+            throw ToolError(.keyNotFound, "\(opened.path): key \(KeyText.message(key)): no value stored")
         }
-        return [(key, try tool.storedValue(defaults, key: key))]
+        return [(key, try tool.storedValue(opened, key: key))]
     }
 
     /// The copy's text: the members in the store file's format, or KEY's value pretty-printed.
@@ -110,7 +107,7 @@ struct EditCommand: ToolCommand {
     }
 
     /// The copy's file name, for the editor's title: the store file's name, or KEY's when it is a plain name.
-    private func copyName(_ defaults: Defaults) -> String {
+    private func copyName(_ opened: OpenedStore) -> String {
         if let key {
             let plain =
                 key.utf8.count <= 64
@@ -120,7 +117,7 @@ struct EditCommand: ToolCommand {
                 }
             return (plain && !key.hasPrefix(".") ? key : "value") + ".json"
         }
-        let name = defaults.url?.lastPathComponent ?? "store.json"
+        let name = opened.defaults.url?.lastPathComponent ?? "store.json"
         return name.hasSuffix(".json") ? name : name + ".json"
     }
 
@@ -130,7 +127,7 @@ struct EditCommand: ToolCommand {
     /// - Throws: Status 1 when the editor fails; 4 when the copy does not parse, 2 when the schema refuses it, and
     ///   it is not edited again.
     private func editedMembers(
-        _ copy: EditorCopy, base: [(key: String, value: JSONValue)], _ defaults: Defaults, _ tool: Tool
+        _ copy: EditorCopy, base: [(key: String, value: JSONValue)], _ opened: OpenedStore, _ tool: Tool
     ) throws(ToolError) -> [(key: String, value: JSONValue)] {
         let editor = Editor.command()
         while true {
@@ -139,7 +136,7 @@ struct EditCommand: ToolCommand {
             do throws(ToolError) {
                 let edited = try parse(copy, base: base, tool)
                 let changes = DiffText.changes(from: base, to: edited).map { ($0.key, $0.new) }
-                try tool.checkSchema(defaults, changes: changes)
+                try tool.checkSchema(opened, changes: changes)
                 return edited
             } catch {
                 problem = error
@@ -190,11 +187,12 @@ struct EditCommand: ToolCommand {
         } catch {
             throw ToolError(.badFile, error.description)
         }
-        // Not kept open (as `Tool.keep` keeps the stores a command writes): the copy's store goes when this returns,
-        // so that the next attempt, after the schema or anything else refused this one, reads the copy afresh (the
+        // Not kept open (as `Tool.open` keeps the stores of a command): the copy's store goes when this returns, so
+        // that the next attempt, after the schema or anything else refused this one, reads the copy afresh (the
         // process shares one store per file while one is open).
         store.onError = tool.reporter.handler
-        let members = try tool.storedMembers(store)
+        let members = try tool.storedMembers(
+            OpenedStore(defaults: store, location: .path(copy.path), schema: nil, isDryRun: false, membersAsOpened: []))
         let reserved = Defaults.schemaVersionKey
         if base.first(where: { $0.key == reserved })?.value != members.first(where: { $0.key == reserved })?.value {
             throw ToolError(
@@ -222,10 +220,10 @@ struct EditCommand: ToolCommand {
     /// left as it is, and named.
     ///
     /// - Throws: Status 1 after the other changes are written when there was a conflict; the update's errors.
-    private func apply(_ changes: [DiffText.Change], to defaults: Defaults, _ tool: Tool) throws(ToolError) {
+    private func apply(_ changes: [DiffText.Change], to opened: OpenedStore, _ tool: Tool) throws(ToolError) {
         var conflicts: [(change: DiffText.Change, current: JSONValue?)] = []
         do throws(ToolError) {
-            try tool.update(defaults, keys: changes.map(\.key)) { values in
+            try tool.update(opened, keys: changes.map(\.key)) { values in
                 conflicts = []
                 for (index, change) in changes.enumerated() {
                     if values[index] == change.old {
@@ -238,31 +236,31 @@ struct EditCommand: ToolCommand {
                 }
             }
         } catch  where error.status == .notDurable {
-            try report(changes, conflicts: conflicts, tool, defaults)
+            try report(changes, conflicts: conflicts, tool, opened)
             throw error
         }
-        try report(changes, conflicts: conflicts, tool, defaults)
+        try report(changes, conflicts: conflicts, tool, opened)
         if !conflicts.isEmpty { throw ToolError(.failure, nil) }
     }
 
     /// Prints the changes written (a dry run printed them already) and names each conflict on standard error.
     private func report(
         _ changes: [DiffText.Change], conflicts: [(change: DiffText.Change, current: JSONValue?)], _ tool: Tool,
-        _ defaults: Defaults
+        _ opened: OpenedStore
     ) throws(ToolError) {
         let conflicting = conflicts.map(\.change.key)
-        if !tool.isDryRun {
+        if !opened.isDryRun {
             let written = changes.filter { change in !conflicting.contains { $0.utf8.elementsEqual(change.key.utf8) } }
-            try Output.print(DiffText.lines(written, isSecret: { defaults.isSecret(forKey: $0) }).joined())
+            try Output.print(DiffText.lines(written, isSecret: { opened.defaults.isSecret(forKey: $0) }).joined())
         }
         for (change, current) in conflicts {
             // A secret key's values are never quoted: the note says that it changed, not to what.
-            let secret = defaults.isSecret(forKey: change.key)
+            let secret = opened.defaults.isSecret(forKey: change.key)
             func shown(_ value: JSONValue) -> String { secret ? Tool.secretPlaceholder : JSONText.compact(value) }
             let theirs = current.map { "changed it to \(shown($0))" } ?? "removed it"
             let yours = change.new.map { "your \(shown($0))" } ?? "your removal"
             Output.printError(
-                "codable-defaults: \(tool.path(of: defaults)): key \(KeyText.message(change.key)): conflict: another "
+                "codable-defaults: \(opened.path): key \(KeyText.message(change.key)): conflict: another "
                     + "writer \(theirs) since the copy was made; \(yours) was not written\n")
         }
     }

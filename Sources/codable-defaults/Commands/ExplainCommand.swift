@@ -7,8 +7,7 @@ struct ExplainCommand: ToolCommand {
         name: "explain",
         origin: .added(),
         abstract: "Print every layer's value of KEY in lookup order, and which one reads give.",
-        arguments: [.store, .key()],
-        options: StoreLocation.options + LayerOptions.options,
+        store: [.layers], arguments: [.key()],
         discussion: [
             LayerOptions.helpParagraph,
             "Prints a line per domain or layer that has a value for KEY, in lookup order: a mark ('* ' for "
@@ -29,27 +28,24 @@ struct ExplainCommand: ToolCommand {
         ],
         exitCases: [.keyNotFound("explain KEY")])
 
-    /// The store to read.
-    let location: StoreLocation
-    /// The layers read around the store.
-    let layers: LayerOptions
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The key to explain.
     let key: String
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
-        layers = try LayerOptions(parsing: arguments)
+        store = try StoreArguments(parsing: &arguments)
         key = try arguments.take("KEY")
     }
 
     func run(in tool: Tool) throws(ToolError) {
         try KeyText.checkLength(key)
-        let defaults = try tool.open(location, layers: layers)
-        let values = try tool.layeredValues(defaults, key: key)
+        let opened = try tool.open(store)
+        let values = try tool.layeredValues(opened, key: key)
         var text = ""
         for value in values {
             let shown =
-                value.isSecret && !layers.showSecrets ? Tool.secretPlaceholder : JSONText.compact(value.value)
+                value.isSecret && !store.layers.showSecrets ? Tool.secretPlaceholder : JSONText.compact(value.value)
             text += (value.isEffective ? "* " : "  ") + Tool.sourceText(value.source) + "\t" + shown + "\n"
         }
         if values.isEmpty { text = "* default\t(none)\n" }
@@ -57,7 +53,7 @@ struct ExplainCommand: ToolCommand {
         if values.isEmpty {
             throw ToolError(
                 .keyNotFound,
-                "\(tool.path(of: defaults)): key \(KeyText.message(key)): no value stored or in a layer; a program "
+                "\(opened.path): key \(KeyText.message(key)): no value stored or in a layer; a program "
                     + "reads its key's default")
         }
     }

@@ -14,8 +14,7 @@ struct ExportCommand: ToolCommand {
         name: "export",
         origin: .defaults,
         abstract: "Write the store's JSON to DEST, or to standard output (no DEST, or -).",
-        arguments: [.store, .value("DEST", .optional)],
-        options: StoreLocation.options + LayerOptions.options,
+        store: [.layers], arguments: [.value("DEST", .optional)],
         discussion: [
             "Writes the store file's format: one member per line, sorted by key, each value compact. DEST is "
                 + "replaced atomically (created with mode 0600). DEST cannot be the store file itself, however "
@@ -30,16 +29,13 @@ struct ExportCommand: ToolCommand {
             "codable-defaults export settings.json backup.json", "codable-defaults export --suite prefs",
         ])
 
-    /// The store to export.
-    let location: StoreLocation
-    /// The layers read around the store.
-    let layers: LayerOptions
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The file to write, or `nil` for standard output.
     let destination: String?
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
-        layers = try LayerOptions(parsing: arguments)
+        store = try StoreArguments(parsing: &arguments)
         let destination = arguments.takeOptional()
         if destination?.isEmpty == true { throw .usage("DEST is empty") }
         // As in defaults(1), `-` is standard output (`./-` names a file called `-`).
@@ -47,12 +43,12 @@ struct ExportCommand: ToolCommand {
     }
 
     func run(in tool: Tool) throws(ToolError) {
-        let defaults = try tool.open(location, layers: layers)
+        let opened = try tool.open(store)
         // A secret key's value is exported only with --show-secrets, as a secret layer's is.
         let members =
-            layers.isEmpty && (layers.showSecrets || !tool.holdsSecrets(defaults))
-            ? try tool.storedMembers(defaults)
-            : try tool.effectiveMembers(defaults, secrets: layers.showSecrets ? .shown : .refused).members
+            store.layers.isEmpty && (store.layers.showSecrets || !tool.holdsSecrets(opened))
+            ? try tool.storedMembers(opened)
+            : try tool.effectiveMembers(opened, secrets: store.layers.showSecrets ? .shown : .refused).members
         let text = JSONText.storeFile(members)
         guard let destination else {
             try Output.print(text)
@@ -63,9 +59,9 @@ struct ExportCommand: ToolCommand {
         // The same file is told by its device and inode (or, for a file not yet made, its directory's and its
         // name), not by the path's text: `here/s.json` with `here -> .` is the store file too.
         let resolved = FileWriter.followingLinks(ArgumentPath.absolute(destination))
-        if PathIdentity(path: resolved) == PathIdentity(path: tool.path(of: defaults)) {
+        if PathIdentity(path: resolved) == PathIdentity(path: opened.path) {
             throw .usage(
-                "DEST \(destination) is the store file \(tool.path(of: defaults)) itself: export to another file")
+                "DEST \(destination) is the store file \(opened.path) itself: export to another file")
         }
         var info = stat()
         if stat(resolved, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {

@@ -7,8 +7,8 @@ struct HistoryCommand: ToolCommand {
         name: "history",
         origin: .added(),
         abstract: "Print the saves the store's history kept, newest first (with KEY, those of KEY).",
-        arguments: [.store, .key("KEY", .optional)],
-        options: StoreLocation.options + StoreLocation.etcdOptions + [
+        store: [.etcd], arguments: [.key("KEY", .optional)],
+        options: [
             OptionDeclaration(
                 name: "json", valueName: nil, summary: "Print one line of JSON per save (JSON Lines), for scripts.")
         ],
@@ -39,23 +39,23 @@ struct HistoryCommand: ToolCommand {
             "codable-defaults history settings.json --json | jq -r .time",
         ])
 
-    /// The store whose history to print.
-    let location: StoreLocation
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The key whose changes to print, or `nil` for every save.
     let key: String?
     /// `--json`: JSON Lines instead of text.
     let json: Bool
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
+        store = try StoreArguments(parsing: &arguments)
         key = arguments.takeOptional()
         json = arguments.flag("json")
     }
 
     func run(in tool: Tool) throws(ToolError) {
         if let key { try KeyText.checkLength(key) }
-        let defaults = try tool.open(location)
-        let history = try tool.history(defaults, forKey: key)
+        let opened = try tool.open(store)
+        let history = try tool.history(opened, forKey: key)
         let text = json ? history.map(HistoryText.jsonLine) : history.map(HistoryText.block)
         try Output.print(text.joined(separator: json ? "" : "\n"))
     }

@@ -10,8 +10,7 @@ struct ImportCommand: ToolCommand {
         name: "import",
         origin: .defaults,
         abstract: "Merge the members of the JSON object in SOURCE into the store.",
-        arguments: [.store, .value("SOURCE")],
-        options: StoreLocation.options + SchemaOptions.options + [DryRun.option],
+        store: [.schema, .dryRun], arguments: [.value("SOURCE")],
         discussion: [
             "SOURCE must hold a JSON object (strict JSON, like a store file). Each member is stored under its "
                 + "key, replacing the key's value; other keys are kept. One write for the whole import. A SOURCE "
@@ -26,39 +25,26 @@ struct ImportCommand: ToolCommand {
         ],
         exitCases: [.missingFile("a missing SOURCE for import"), .notDurable])
 
-    /// The store to change.
-    let location: StoreLocation
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The path of the JSON file to import.
     let source: String
-    /// The schema the imported values are checked against.
-    let schema: SchemaOptions
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
-        schema = try SchemaOptions(parsing: arguments)
+        store = try StoreArguments(parsing: &arguments)
         source = try arguments.take("SOURCE")
         if source.isEmpty { throw .usage("SOURCE is empty") }
     }
 
     func run(in tool: Tool) throws(ToolError) {
-        let defaults = try tool.open(location, schema: schema, writes: true)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
-            throw ToolError(.badFile, "\(source): no such file")
-        }
-        if PathIdentity(path: ArgumentPath.absolute(source)) == PathIdentity(path: tool.path(of: defaults)) {
+        let opened = try tool.open(store, writes: true)
+        if FileManager.default.fileExists(atPath: source),
+            PathIdentity(path: ArgumentPath.absolute(source)) == PathIdentity(path: opened.path)
+        {
             throw .usage(
-                "SOURCE \(source) is the store file \(tool.path(of: defaults)) itself: there is nothing to import")
+                "SOURCE \(source) is the store file \(opened.path) itself: there is nothing to import")
         }
-        let sourceStore: Defaults
-        do {
-            sourceStore = try Defaults(
-                url: URL(fileURLWithPath: ArgumentPath.absolute(source)), saveMode: .manual,
-                options: Tool.readingOptions)
-        } catch {
-            throw ToolError(opening: error)
-        }
-        tool.keep(sourceStore)
+        let sourceStore = try tool.openToRead(source)
         var imported: [String] = []
         for (key, value) in try tool.storedMembers(sourceStore) {
             if key == Defaults.schemaVersionKey {
@@ -66,10 +52,10 @@ struct ImportCommand: ToolCommand {
                 Output.printError("codable-defaults: \(source): skipped \(key), the source's schema version\n")
                 continue
             }
-            defaults.set(value, forKey: key)
+            opened.defaults.set(value, forKey: key)
             imported.append(key)
         }
-        try tool.checkSchema(defaults, keys: imported)
-        try tool.save(defaults)
+        try tool.checkSchema(opened, keys: imported)
+        try tool.save(opened)
     }
 }

@@ -6,8 +6,7 @@ struct KeysCommand: ToolCommand {
         name: "keys",
         origin: .added(),
         abstract: "Print the stored keys, one per line, in the file's order.",
-        arguments: [.store],
-        options: StoreLocation.options + StoreLocation.etcdOptions + LayerOptions.options,
+        store: [.etcd, .layers],
         discussion: [
             "A key is printed as it is, unless it is empty, starts with a double quote, or holds a control "
                 + "character (a line break, a tab...) or U+2028/U+2029: such a key is printed as a JSON string, "
@@ -18,19 +17,16 @@ struct KeysCommand: ToolCommand {
             "codable-defaults keys settings.json"
         ])
 
-    /// The store to list.
-    let location: StoreLocation
-    /// The layers read around the store.
-    let layers: LayerOptions
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
-        layers = try LayerOptions(parsing: arguments)
+        store = try StoreArguments(parsing: &arguments)
     }
 
     func run(in tool: Tool) throws(ToolError) {
-        let defaults = try tool.open(location, layers: layers)
-        let keys = layers.isEmpty ? defaults.keys : defaults.effectiveKeys
+        let opened = try tool.open(store)
+        let keys = store.layers.isEmpty ? opened.defaults.keys : opened.defaults.effectiveKeys
         try Output.print(keys.map { KeyText.line($0) + "\n" }.joined())
     }
 }

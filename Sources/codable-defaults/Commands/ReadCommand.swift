@@ -7,8 +7,7 @@ struct ReadCommand: ToolCommand {
         name: "read",
         origin: .defaults,
         abstract: "Print the whole store as pretty JSON, or one value as compact JSON.",
-        arguments: [.store, .key("KEY", .optional)],
-        options: StoreLocation.options + StoreLocation.etcdOptions + LayerOptions.options,
+        store: [.etcd, .layers], arguments: [.key("KEY", .optional)],
         discussion: [
             "Without KEY, prints the stored object with sorted keys, indented by two spaces. With KEY, "
                 + "prints its value as compact JSON on one line; a key with no stored value exits with 3. "
@@ -26,60 +25,57 @@ struct ReadCommand: ToolCommand {
         ],
         exitCases: [.keyNotFound("read KEY"), .etcdTextNotJSON("read KEY, the whole store's read")])
 
-    /// The store to read.
-    let location: StoreLocation
-    /// The layers read around the store.
-    let layers: LayerOptions
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The key to print, or `nil` for the whole store.
     let key: String?
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
-        layers = try LayerOptions(parsing: arguments)
+        store = try StoreArguments(parsing: &arguments)
         key = arguments.takeOptional()
     }
 
     func run(in tool: Tool) throws(ToolError) {
-        let defaults = try tool.open(location, layers: layers)
+        let opened = try tool.open(store)
         // A secret key's value goes through the layered reads, which refuse or mask it (without --show-secrets).
-        let secret = key.map { defaults.isSecret(forKey: $0) } ?? tool.holdsSecrets(defaults)
-        if layers.isEmpty && (!secret || layers.showSecrets) {
-            try readStored(defaults, tool)
+        let secret = key.map { opened.defaults.isSecret(forKey: $0) } ?? tool.holdsSecrets(opened)
+        if store.layers.isEmpty && (!secret || store.layers.showSecrets) {
+            try readStored(opened, tool)
         } else {
-            try readLayered(defaults, tool)
+            try readLayered(opened, tool)
         }
     }
 
     /// The stored members, or KEY's stored value.
-    private func readStored(_ defaults: Defaults, _ tool: Tool) throws(ToolError) {
+    private func readStored(_ opened: OpenedStore, _ tool: Tool) throws(ToolError) {
         guard let key else {
-            try Output.print(JSONText.pretty(members: try tool.storedMembers(defaults)) + "\n")
+            try Output.print(JSONText.pretty(members: try tool.storedMembers(opened)) + "\n")
             // Text that is not JSON in etcd is no stored member, yet it is there: said, and the read fails.
-            let unreadable = defaults.unreadableValues().map(\.description)
+            let unreadable = opened.defaults.unreadableValues().map(\.description)
             if !unreadable.isEmpty { throw ToolError(.badFile, unreadable.joined(separator: "\n")) }
             return
         }
-        guard defaults.hasStoredValue(forKey: key) else {
+        guard opened.defaults.hasStoredValue(forKey: key) else {
             // Text that is not JSON in etcd is not a stored value, yet it is there: a loud read says what it is.
             let reported = tool.reporter.count
             do {
-                _ = try defaults.value(for: Defaults.Key<JSONValue?>(key))
+                _ = try opened.defaults.value(for: Defaults.Key<JSONValue?>(key))
             } catch {
                 throw ToolError(.badFile, tool.reporter.count > reported ? nil : error.description)
             }
-            throw ToolError(.keyNotFound, "\(tool.path(of: defaults)): key \(KeyText.message(key)): no value stored")
+            throw ToolError(.keyNotFound, "\(opened.path): key \(KeyText.message(key)): no value stored")
         }
-        try Output.print(JSONText.compact(try tool.storedValue(defaults, key: key)) + "\n")
+        try Output.print(JSONText.compact(try tool.storedValue(opened, key: key)) + "\n")
     }
 
     /// The effective value of KEY, or every listed key's effective value.
-    private func readLayered(_ defaults: Defaults, _ tool: Tool) throws(ToolError) {
+    private func readLayered(_ opened: OpenedStore, _ tool: Tool) throws(ToolError) {
         if let key {
-            let value = try tool.effectiveValue(defaults, key: key, secrets: layers.showSecrets ? .shown : .refused)
+            let value = try tool.effectiveValue(opened, key: key, secrets: store.layers.showSecrets ? .shown : .refused)
             try Output.print(JSONText.compact(value) + "\n")
             return
         }
-        let (members, masked) = try tool.effectiveMembers(defaults, secrets: layers.showSecrets ? .shown : .masked)
+        let (members, masked) = try tool.effectiveMembers(opened, secrets: store.layers.showSecrets ? .shown : .masked)
         try Output.print(JSONText.pretty(members: members) + "\n")
         if !masked.isEmpty {
             let names = masked.map(KeyText.message).joined(separator: ", ")

@@ -7,8 +7,7 @@ struct ReadTypeCommand: ToolCommand {
         name: "read-type",
         origin: .defaults,
         abstract: "Print the type of a stored value, as defaults(1) does: 'Type is integer'.",
-        arguments: [.store, .key()],
-        options: StoreLocation.options + LayerOptions.options,
+        store: [.layers], arguments: [.key()],
         discussion: [
             "Prints 'Type is T', T being integer, float, boolean, string, array, dictionary or null. A number "
                 + "written with a '.' or an exponent (1.5, 1e3, 2.0) is a float, any other an integer. A date "
@@ -22,30 +21,27 @@ struct ReadTypeCommand: ToolCommand {
         ],
         exitCases: [.keyNotFound("read-type KEY")])
 
-    /// The store to read.
-    let location: StoreLocation
-    /// The layers read around the store.
-    let layers: LayerOptions
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The key whose value's type to print.
     let key: String
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
-        layers = try LayerOptions(parsing: arguments)
+        store = try StoreArguments(parsing: &arguments)
         key = try arguments.take("KEY")
     }
 
     func run(in tool: Tool) throws(ToolError) {
-        let defaults = try tool.open(location, layers: layers)
-        if !layers.isEmpty {
+        let opened = try tool.open(store)
+        if !store.layers.isEmpty {
             // The type of the effective value; a secret's type is printed, never its value.
-            let value = try tool.effectiveValue(defaults, key: key, secrets: .shown)
+            let value = try tool.effectiveValue(opened, key: key, secrets: .shown)
             try Output.print("Type is \(JSONText.typeName(of: value))\n")
             return
         }
-        guard defaults.hasStoredValue(forKey: key) else {
-            throw ToolError(.keyNotFound, "\(tool.path(of: defaults)): key \(KeyText.message(key)): no value stored")
+        guard opened.defaults.hasStoredValue(forKey: key) else {
+            throw ToolError(.keyNotFound, "\(opened.path): key \(KeyText.message(key)): no value stored")
         }
-        try Output.print("Type is \(JSONText.typeName(of: try tool.storedValue(defaults, key: key)))\n")
+        try Output.print("Type is \(JSONText.typeName(of: try tool.storedValue(opened, key: key)))\n")
     }
 }

@@ -7,8 +7,7 @@ struct RenameCommand: ToolCommand {
         name: "rename",
         origin: .defaults,
         abstract: "Move the value of OLD to NEW, in one write.",
-        arguments: [.store, .key("OLD"), .key("NEW")],
-        options: StoreLocation.options + SchemaOptions.options + [DryRun.option],
+        store: [.schema, .dryRun], arguments: [.key("OLD"), .key("NEW")],
         discussion: [
             "One atomic update removes OLD and stores its value under NEW: under the file's lock, OLD is read "
                 + "(with what other processes saved) and the result is written durably before the lock is "
@@ -23,20 +22,17 @@ struct RenameCommand: ToolCommand {
         ],
         exitCases: [.keyNotFound("rename OLD"), .notDurable])
 
-    /// The store to change.
-    let location: StoreLocation
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The key whose value moves.
     let old: String
     /// The key it moves to.
     let new: String
-    /// The schema the move is checked against.
-    let schema: SchemaOptions
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
+        store = try StoreArguments(parsing: &arguments)
         old = try arguments.take("OLD")
         new = try arguments.take("NEW")
-        schema = try SchemaOptions(parsing: arguments)
     }
 
     func run(in tool: Tool) throws(ToolError) {
@@ -44,16 +40,16 @@ struct RenameCommand: ToolCommand {
             try tool.refuseReserved(key)
             try KeyText.checkLength(key)
         }
-        let defaults = try tool.open(location, schema: schema, writes: true)
+        let opened = try tool.open(store, writes: true)
         // A secret value stays secret under its new name: recorded without its values, never printed.
-        if defaults.isSecret(forKey: old) { defaults.markSecret([new]) }
+        if opened.defaults.isSecret(forKey: old) { opened.defaults.markSecret([new]) }
         // Keys are compared byte for byte, as the store compares them.
         let keys = old.utf8.elementsEqual(new.utf8) ? [old] : [old, new]
-        try tool.update(defaults, keys: keys) { (values) throws(ToolError) in
+        try tool.update(opened, keys: keys) { (values) throws(ToolError) in
             guard let value = values[0] else {
                 throw ToolError(
                     .keyNotFound,
-                    "\(tool.path(of: defaults)): key \(KeyText.message(old)): no value stored; nothing was renamed")
+                    "\(opened.path): key \(KeyText.message(old)): no value stored; nothing was renamed")
             }
             if keys.count == 2 { values = [nil, value] }
         }

@@ -9,12 +9,11 @@ struct UndoCommand: ToolCommand {
         name: "undo",
         origin: .added(),
         abstract: "Undo the last save (or KEY's last change), or go back to --to REVISION or TIME.",
-        arguments: [.store, .key("KEY", .optional)],
-        options: StoreLocation.options + StoreLocation.etcdOptions + SchemaOptions.options + [
+        store: [.etcd, .schema, .dryRun], arguments: [.key("KEY", .optional)],
+        options: [
             OptionDeclaration(
                 name: "to", valueName: "REVISION|TIME",
-                summary: "Go back to the store as it was after the save REVISION (0: before the first), or at TIME."),
-            DryRun.option,
+                summary: "Go back to the store as it was after the save REVISION (0: before the first), or at TIME.")
         ],
         discussion: [
             "Reads the store's history (see 'help history'). Without --to, the keys the last save changed go back "
@@ -51,14 +50,12 @@ struct UndoCommand: ToolCommand {
             .notDurable,
         ])
 
-    /// The store to change.
-    let location: StoreLocation
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The key to put back, or `nil` for every key.
     let key: String?
     /// Where to go back to.
     let target: Target
-    /// The schema the values put back are checked against.
-    let schema: SchemaOptions
 
     /// Where `undo` goes back to.
     enum Target: Sendable, Equatable {
@@ -71,9 +68,8 @@ struct UndoCommand: ToolCommand {
     }
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
+        store = try StoreArguments(parsing: &arguments)
         key = arguments.takeOptional()
-        schema = try SchemaOptions(parsing: arguments)
         guard let to = arguments.value("to") else {
             target = .last
             return
@@ -95,17 +91,17 @@ struct UndoCommand: ToolCommand {
             try tool.refuseReserved(key)
             try KeyText.checkLength(key)
         }
-        let defaults = try tool.open(location, schema: schema, writes: true)
-        let history = try tool.history(defaults)
+        let opened = try tool.open(store, writes: true)
+        let history = try tool.history(opened)
         let secretKeys = HistoryText.secretKeys(in: history)
-        try tool.treatAsSecret(secretKeys, in: defaults)
-        let changes = try revert(defaults, tool, dryRun: tool.isDryRun)
+        try tool.treatAsSecret(secretKeys, in: opened)
+        let changes = try revert(opened, tool, dryRun: opened.isDryRun)
         try Output.print(DiffText.lines(HistoryText.withholding(secretKeys, in: changes)).joined())
     }
 
     /// Reverts through the library, under the store's lock; returns the changes it made. With `dryRun`, the
     /// library says what it would change, from the history and the store as they are read, and writes nothing.
-    private func revert(_ defaults: Defaults, _ tool: Tool, dryRun: Bool) throws(ToolError) -> [Defaults.HistoryEntry
+    private func revert(_ opened: OpenedStore, _ tool: Tool, dryRun: Bool) throws(ToolError) -> [Defaults.HistoryEntry
         .Change]
     {
         let point: Defaults.RevertPoint =
@@ -117,15 +113,15 @@ struct UndoCommand: ToolCommand {
         do {
             // The values put back are checked against the store's schema as every other write's are: refused (exit
             // 2, each broken rule named), nothing is written.
-            return try defaults.revert(forKey: key, to: point, dryRun: dryRun) { changes in
-                try tool.checkSchema(defaults, changes: changes, discarding: false)
+            return try opened.defaults.revert(forKey: key, to: point, dryRun: dryRun) { changes in
+                try tool.checkSchema(opened, changes: changes, discarding: false)
             }
         } catch let error as ToolError {
             throw error
         } catch let error as DefaultsError {
             throw ToolError(error)
         } catch {
-            throw ToolError(.failure, "\(tool.path(of: defaults)): \(error)")
+            throw ToolError(.failure, "\(opened.path): \(error)")
         }
     }
 }

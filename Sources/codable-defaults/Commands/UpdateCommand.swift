@@ -6,11 +6,10 @@ struct UpdateCommand: ToolCommand {
         name: "update",
         origin: .added(note: "an atomic --add"),
         abstract: "Add N to an integer atomically, and print the new value.",
-        arguments: [.store, .key()],
-        options: StoreLocation.options + SchemaOptions.options + [
+        store: [.schema, .dryRun], arguments: [.key()],
+        options: [
             OptionDeclaration(
-                name: "add", valueName: "N", isRequired: true, summary: "The integer to add (negative to subtract)."),
-            DryRun.option,
+                name: "add", valueName: "N", isRequired: true, summary: "The integer to add (negative to subtract).")
         ],
         discussion: [
             "One atomic update: under the file's lock, the current value of KEY is read (with what other "
@@ -29,20 +28,17 @@ struct UpdateCommand: ToolCommand {
         ],
         exitCases: [.wrongType("update"), .failure("update's sum overflows"), .etcdTextNotJSON("update"), .notDurable])
 
-    /// The store to update.
-    let location: StoreLocation
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The key whose integer to add to.
     let key: String
     /// The integer to add, as given.
     let amount: String
-    /// The schema the sum is checked against.
-    let schema: SchemaOptions
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
+        store = try StoreArguments(parsing: &arguments)
         key = try arguments.take("KEY")
         amount = try arguments.requiredValue("add")
-        schema = try SchemaOptions(parsing: arguments)
     }
 
     /// Adds N to the integer stored under KEY in one atomic update, and prints the sum.
@@ -52,9 +48,9 @@ struct UpdateCommand: ToolCommand {
         guard let amount = Int64(amount) else {
             throw .usage("--add takes an integer (such as 1 or -5), not \(shellQuoted(amount))")
         }
-        let defaults = try tool.open(location, schema: schema, writes: true)
+        let opened = try tool.open(store, writes: true)
         var sum: Int64 = 0
-        try tool.update(defaults, keys: [key]) { (values) throws(ToolError) in
+        try tool.update(opened, keys: [key]) { (values) throws(ToolError) in
             var current: Int64 = 0
             switch values[0] {
             case nil: break
@@ -62,12 +58,12 @@ struct UpdateCommand: ToolCommand {
             case .number(let number)? where JSONText.typeName(of: .number(number)) == "integer":
                 throw ToolError(
                     .failure,
-                    "\(tool.path(of: defaults)): key \(KeyText.message(key)): the stored integer \(number) is beyond "
+                    "\(opened.path): key \(KeyText.message(key)): the stored integer \(number) is beyond "
                         + "64-bit integers; update --add adds to 64-bit integers only; nothing was written")
             case let other?:
                 throw ToolError(
                     .failure,
-                    "\(tool.path(of: defaults)): key \(KeyText.message(key)): the stored value's type is "
+                    "\(opened.path): key \(KeyText.message(key)): the stored value's type is "
                         + "\(JSONText.typeName(of: other)), not integer; update --add adds to integers only; "
                         + "nothing was written")
             }
@@ -75,13 +71,13 @@ struct UpdateCommand: ToolCommand {
             if overflow {
                 throw ToolError(
                     .failure,
-                    "\(tool.path(of: defaults)): key \(KeyText.message(key)): \(current) + \(amount) is beyond 64-bit "
+                    "\(opened.path): key \(KeyText.message(key)): \(current) + \(amount) is beyond 64-bit "
                         + "integers; nothing was written")
             }
             sum = result
             values[0] = .number(JSONNumber(result))
         }
         // A dry run printed the change instead (its one line holds the sum).
-        if !tool.isDryRun { try Output.print("\(sum)\n") }
+        if !opened.isDryRun { try Output.print("\(sum)\n") }
     }
 }

@@ -16,8 +16,8 @@ struct WatchCommand: ToolCommand {
         name: "watch",
         origin: .added(),
         abstract: "Print a line per change of the store, by any process, until interrupted.",
-        arguments: [.store, .key("KEY", .zeroOrMore)],
-        options: StoreLocation.options + StoreLocation.etcdOptions + [
+        store: [.etcd], arguments: [.key("KEY", .zeroOrMore)],
+        options: [
             OptionDeclaration(
                 name: "initial", valueName: nil, summary: "First print a line per key with its current value.")
         ],
@@ -33,25 +33,25 @@ struct WatchCommand: ToolCommand {
             "codable-defaults watch settings.json", "codable-defaults watch settings.json volume --initial",
         ])
 
-    /// The store to watch.
-    let location: StoreLocation
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The keys to show; all keys when empty.
     let keys: [String]
     /// `--initial`: print each key's current value first.
     let initial: Bool
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
+        store = try StoreArguments(parsing: &arguments)
         keys = arguments.takeAll()
         initial = arguments.flag("initial")
     }
 
     func run(in tool: Tool) throws(ToolError) {
-        let defaults = try tool.open(location)
-        Self.watch(defaults, keys: keys, initial: initial)
+        let opened = try tool.open(store)
+        Self.watch(opened, keys: keys, initial: initial)
     }
 
-    /// Watches `defaults` and never returns: the process exits with 0 on SIGINT or SIGTERM, or with 1 when
+    /// Watches `opened` and never returns: the process exits with 0 on SIGINT or SIGTERM, or with 1 when
     /// the output cannot be written.
     ///
     /// Every change reaches the store's `observeAll` observer: those made by other processes too, which the
@@ -61,18 +61,18 @@ struct WatchCommand: ToolCommand {
     /// that would be ambiguous in a line is printed as a JSON string (see ``KeyText/line(_:)``).
     ///
     /// - Parameters:
-    ///   - defaults: The store to watch.
+    ///   - opened: The store to watch.
     ///   - keys: The keys to show; all keys when empty.
     ///   - initial: Whether to print each key's current value first.
-    static func watch(_ defaults: Defaults, keys: [String], initial: Bool) -> Never {
+    static func watch(_ opened: OpenedStore, keys: [String], initial: Bool) -> Never {
         let filter = keys.isEmpty ? nil : Set(keys)
         let printer = LinePrinter()
-        let token = defaults.observeAll { names in
+        let token = opened.defaults.observeAll { names in
             let shown = names.filter { filter?.contains($0) ?? true }
-            printer.print(sorted(shown).compactMap { line(for: $0, in: defaults) })
+            printer.print(sorted(shown).compactMap { line(for: $0, in: opened) })
         }
         if initial {
-            printer.print((keys.isEmpty ? defaults.keys : keys).compactMap { line(for: $0, in: defaults) })
+            printer.print((keys.isEmpty ? opened.defaults.keys : keys).compactMap { line(for: $0, in: opened) })
         }
         // The signals are handled on the main queue rather than by the default action, so the process ends
         // through `exit` once the observation is cancelled.
@@ -91,18 +91,18 @@ struct WatchCommand: ToolCommand {
 
     /// The line for `key`: the key, a tab, and its stored value as compact JSON or `(deleted)`; `nil` when
     /// the stored value cannot be read (the store reported why on standard error).
-    private static func line(for key: String, in defaults: Defaults) -> String? {
-        guard defaults.hasStoredValue(forKey: key) else {
+    private static func line(for key: String, in opened: OpenedStore) -> String? {
+        guard opened.defaults.hasStoredValue(forKey: key) else {
             // Text that is not JSON in etcd is not a deletion: said on standard error, no line.
-            if let unreadable = defaults.unreadableValue(named: key) {
+            if let unreadable = opened.defaults.unreadableValue(named: key) {
                 Output.printError(unreadable.description)
                 return nil
             }
             return "\(KeyText.line(key))\t(deleted)"
         }
         // A secret key's change is shown, never its value (see `Tool+Secrets.swift`).
-        if defaults.isSecret(forKey: key) { return "\(KeyText.line(key))\t\(Tool.secretPlaceholder)" }
-        guard let value = defaults.value(JSONValue.self, forKey: key) else { return nil }
+        if opened.defaults.isSecret(forKey: key) { return "\(KeyText.line(key))\t\(Tool.secretPlaceholder)" }
+        guard let value = opened.defaults.value(JSONValue.self, forKey: key) else { return nil }
         return "\(KeyText.line(key))\t\(JSONText.compact(value))"
     }
 

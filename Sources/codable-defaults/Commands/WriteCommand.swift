@@ -10,10 +10,9 @@ struct WriteCommand: ToolCommand {
         name: "write",
         origin: .defaults,
         abstract: "Store a value: JSON text, a string (--string), or typed as defaults(1) does (-int 5).",
-        arguments: [.store, .key(), .value("VALUE", .typedValues)],
-        options: StoreLocation.options + StoreLocation.etcdOptions + LayerOptions.options + SchemaOptions.options + [
-            OptionDeclaration(name: "string", valueName: nil, summary: "Store VALUE as a string, not as JSON text."),
-            DryRun.option,
+        store: [.etcd, .layers, .schema, .dryRun], arguments: [.key(), .value("VALUE", .typedValues)],
+        options: [
+            OptionDeclaration(name: "string", valueName: nil, summary: "Store VALUE as a string, not as JSON text.")
         ],
         discussion: [
             "VALUE is JSON text: 0.8, true, null, \"text\", [1,2], {\"a\":1}. Text that is not JSON is a usage "
@@ -74,21 +73,15 @@ struct WriteCommand: ToolCommand {
         case typed(TypeFlag, [String])
     }
 
-    /// The store to write.
-    let location: StoreLocation
-    /// The layers read around the store (to say what shadows KEY; they are never written).
-    let layers: LayerOptions
-    /// The schema the value is checked against.
-    let schema: SchemaOptions
+    /// The store the command works on, and its option groups.
+    let store: StoreArguments
     /// The key to write.
     let key: String
     /// The value to store.
     let value: Value
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
-        location = try StoreLocation(parsing: &arguments)
-        layers = try LayerOptions(parsing: arguments)
-        schema = try SchemaOptions(parsing: arguments)
+        store = try StoreArguments(parsing: &arguments)
         key = try arguments.take("KEY")
         if let (flag, position) = arguments.typeFlag {
             if position != arguments.takenCount {
@@ -127,18 +120,18 @@ struct WriteCommand: ToolCommand {
                 throw notJSON(text, error)
             }
         }
-        let defaults = try tool.open(location, layers: layers, schema: schema, writes: true)
-        try tool.notingShadowing(of: key, in: defaults) { () throws(ToolError) in
-            try tool.checkSchema(defaults, changes: [(key, value)])
-            defaults.set(value, forKey: key)
-            try tool.save(defaults)
+        let opened = try tool.open(store, writes: true)
+        try tool.notingShadowing(of: key, in: opened) { () throws(ToolError) in
+            try tool.checkSchema(opened, changes: [(key, value)])
+            opened.defaults.set(value, forKey: key)
+            try tool.save(opened)
         }
     }
 
     /// The usage error of a VALUE that is not JSON, with the two ways to store it as a string.
     private func notJSON(_ text: String, _ error: DefaultsError) -> ToolError {
         // A KEY that looks like an option needs `--` before it in the suggested commands.
-        let file = "codable-defaults write \(location.commandLineSpelling)"
+        let file = "codable-defaults write \(store.location.commandLineSpelling)"
         let asString =
             key.hasPrefix("-")
             ? "\(file) --string -- \(shellQuoted(key))" : "\(file) \(shellQuoted(key)) --string"
@@ -159,51 +152,51 @@ struct WriteCommand: ToolCommand {
     private func write(_ value: TypedValue, _ tool: Tool) throws(ToolError) {
         try tool.refuseReserved(key)
         try KeyText.checkLength(key)
-        let defaults = try tool.open(location, layers: layers, schema: schema, writes: true)
-        try tool.notingShadowing(of: key, in: defaults) { () throws(ToolError) in
-            try write(value, to: defaults, tool)
+        let opened = try tool.open(store, writes: true)
+        try tool.notingShadowing(of: key, in: opened) { () throws(ToolError) in
+            try write(value, to: opened, tool)
         }
     }
 
     /// Writes `value` under KEY in `defaults`, durably.
-    private func write(_ value: TypedValue, to defaults: Defaults, _ tool: Tool) throws(ToolError) {
+    private func write(_ value: TypedValue, to opened: OpenedStore, _ tool: Tool) throws(ToolError) {
         switch value {
         case .json(let json):
-            defaults.set(json, forKey: key)
+            opened.defaults.set(json, forKey: key)
         case .date(let date):
-            defaults.set(date, forKey: key)
+            opened.defaults.set(date, forKey: key)
         case .data(let data):
-            defaults.set(data, forKey: key)
+            opened.defaults.set(data, forKey: key)
         case .arrayAdd(let elements):
-            return try tool.update(defaults, keys: [key]) { (values) throws(ToolError) in
+            return try tool.update(opened, keys: [key]) { (values) throws(ToolError) in
                 switch values[0] {
                 case nil: values[0] = .array(elements)
                 case .array(let current)?: values[0] = .array(current + elements)
-                case let other?: throw notAnUpdate(defaults, flag: .arrayAdd, found: other, tool)
+                case let other?: throw notAnUpdate(opened, flag: .arrayAdd, found: other, tool)
                 }
             }
         case .dictAdd(let pairs):
-            return try tool.update(defaults, keys: [key]) { (values) throws(ToolError) in
+            return try tool.update(opened, keys: [key]) { (values) throws(ToolError) in
                 var members: [String: JSONValue]
                 switch values[0] {
                 case nil: members = [:]
                 case .object(let current)?: members = current
-                case let other?: throw notAnUpdate(defaults, flag: .dictAdd, found: other, tool)
+                case let other?: throw notAnUpdate(opened, flag: .dictAdd, found: other, tool)
                 }
                 for (name, member) in pairs { members[name] = member }
                 values[0] = .object(members)
             }
         }
-        try tool.checkSchema(defaults, keys: [key])
-        try tool.save(defaults)
+        try tool.checkSchema(opened, keys: [key])
+        try tool.save(opened)
     }
 
     /// The error of `-array-add` or `-dict-add` on a value of another type: nothing is written.
-    private func notAnUpdate(_ defaults: Defaults, flag: TypeFlag, found: JSONValue, _ tool: Tool) -> ToolError {
+    private func notAnUpdate(_ opened: OpenedStore, flag: TypeFlag, found: JSONValue, _ tool: Tool) -> ToolError {
         let expected = flag == .arrayAdd ? "an array" : "a dictionary"
         return ToolError(
             .failure,
-            "\(tool.path(of: defaults)): key \(KeyText.message(key)): the stored value's type is "
+            "\(opened.path): key \(KeyText.message(key)): the stored value's type is "
                 + "\(JSONText.typeName(of: found)), not \(expected); \(flag.spelling) adds to \(expected) only; "
                 + "nothing was written")
     }

@@ -45,9 +45,12 @@ struct CommandConfiguration: Sendable {
     let origin: Origin
     /// One line saying what the command does.
     let abstract: String
+    /// For a command that works on a store, the option groups it takes (``StoreGroups``); `nil` for one that does not.
+    let store: StoreGroups?
     /// The positional arguments, in order (the store's FILE first, for a command that works on a store).
     let arguments: [ArgumentDeclaration]
-    /// The options the command accepts (besides `--help`), in the order of its help: the option groups first.
+    /// The options the command accepts (besides `--help`), in the order of its help: the store's groups first,
+    /// `--dry-run` last.
     let options: [OptionDeclaration]
     /// Paragraphs that explain the command; a paragraph that starts with two spaces is laid out already.
     let discussion: [String]
@@ -60,17 +63,21 @@ struct CommandConfiguration: Sendable {
     /// refused when they are not UTF-8.
     let isAboutTheTool: Bool
 
-    /// Declares a command.
+    /// Declares a command. `arguments` and `options` are the command's own; a command that works on a store names
+    /// in `store` the option groups it takes besides the store's location: FILE then comes before `arguments`, and
+    /// the groups' options around `options` (``StoreGroups/options(around:)``).
     init(
-        name: String, origin: Origin, abstract: String, arguments: [ArgumentDeclaration],
+        name: String, origin: Origin, abstract: String, store: StoreGroups? = nil,
+        arguments: [ArgumentDeclaration] = [],
         options: [OptionDeclaration] = [], discussion: [String] = [], examples: [String] = [],
         exitCases: [ExitCase] = [], isAboutTheTool: Bool = false
     ) {
         self.name = name
         self.origin = origin
         self.abstract = abstract
-        self.arguments = arguments
-        self.options = options
+        self.store = store
+        self.arguments = (store == nil ? [] : [.store]) + arguments
+        self.options = store?.options(around: options) ?? options
         self.discussion = discussion
         self.examples = examples
         self.exitCases = exitCases
@@ -94,10 +101,9 @@ struct CommandConfiguration: Sendable {
         arguments.contains { $0.arity == .typedValues }
     }
 
-    /// Whether the command takes every option of `group` (``StoreLocation/etcdOptions``,
-    /// ``LayerOptions/options``).
-    func takes(_ group: [OptionDeclaration]) -> Bool {
-        group.allSatisfy { option(named: $0.name) != nil }
+    /// Whether the command works on a store and takes the option group `group`.
+    func takes(_ group: StoreGroups) -> Bool {
+        store?.contains(group) ?? false
     }
 
     /// The declared option named `name` (without its leading `--`).

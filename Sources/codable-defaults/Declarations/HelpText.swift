@@ -95,14 +95,14 @@ enum HelpText {
         let lines = commands.map { command in
             "  " + "\(command.name) \(command.synopsis)".padded(to: 23) + command.abstract
         }
-        let etcdNames = commands.filter { $0.takes(StoreLocation.etcdOptions) }.map(\.name)
+        let etcdNames = commands.filter { $0.takes(.etcd) }.map(\.name)
         let etcd = wrapped(
             "(\(etcdNames.joined(separator: ", "))) the store kept in the etcd cluster at URLS "
                 + "(comma-separated http(s)://host:port), in the etcd keys P + KEY; with --etcd-user NAME "
                 + "--etcd-password-file FILE, as the etcd user NAME; with --etcd-cache FILE, keeping a local copy "
                 + "in FILE that answers, and keeps writes to send later, while no member answers",
             first: String(repeating: " ", count: 21), rest: String(repeating: " ", count: 21))
-        let layered = commands.filter { $0.takes(LayerOptions.options) }.map(\.name)
+        let layered = commands.filter { $0.takes(.layers) }.map(\.name)
         let layers = wrapped(
             "LAYERS: \(listed(layered, "and")) \(layered.count == 1 ? "takes" : "take") read-only layers around "
                 + "the store, as a program does: --env-prefix PREFIX, --override FILE and their --secret- forms win "

@@ -1,10 +1,10 @@
 /// `--dry-run`, the option of every command that writes the store: the command does everything up to the
 /// write, prints the lines ``DiffText`` makes for what it would change, and writes nothing.
 ///
-/// The tool turns it on for the whole run (``Tool/isDryRun``): ``Tool/open(_:layers:schema:writes:)`` keeps the stored
-/// members as they were opened, ``Tool/save(_:)`` prints the difference and discards the changes instead of
-/// saving, and ``Tool/update(_:keys:_:)`` computes the new values from the current ones in memory instead of
-/// taking the file's lock.
+/// A command that declares it (``StoreGroups/dryRun``) takes it with its store (``StoreArguments/isDryRun``):
+/// ``Tool/open(_:writes:)`` keeps the stored members as they were opened (``OpenedStore/membersAsOpened``),
+/// ``Tool/save(_:)`` prints the difference and discards the changes instead of saving, and ``Tool/update(_:keys:_:)``
+/// computes the new values from the current ones in memory instead of taking the file's lock.
 enum DryRun {
     /// The option, as each command that writes lists it.
     static let option = OptionDeclaration(

@@ -10,6 +10,18 @@ struct EtcdUser: Sendable, Equatable {
 
 /// The options that open a store kept in etcd instead of a file, for the commands that declare them.
 extension StoreLocation {
+    /// Whether the store is kept in etcd.
+    var isEtcd: Bool {
+        if case .etcd = self { return true }
+        return false
+    }
+
+    /// The local copy of a store kept in etcd (`--etcd-cache FILE`), or `nil`.
+    var etcdCache: String? {
+        if case .etcd(_, _, _, let cache) = self { return cache }
+        return nil
+    }
+
     /// `--etcd URLS --prefix P [--etcd-user NAME --etcd-password-file FILE]`.
     static let etcdOptions = [
         OptionDeclaration(

@@ -138,7 +138,7 @@ enum ArgumentScanner {
         let all = Commands.all.map { $0.configuration }
         let owners = all.filter { $0.options.contains { "--" + $0.name == name } }
         guard !owners.isEmpty else { return nil }
-        let storeCommands = all.filter { $0.takes(StoreLocation.options) }
+        let storeCommands = all.filter { $0.store != nil }
         if owners.count > 1 && storeCommands.allSatisfy({ store in owners.contains { $0.name == store.name } }) {
             return "every command that takes FILE"
         }

@@ -32,15 +32,12 @@ extension Tool {
         var password: String?
         if let user { password = try readPassword(from: user.passwordFile) }
         let localCopy = cache.map { URL(fileURLWithPath: ArgumentPath.absolute($0)) }
-        let defaults = try Defaults.openingEtcd(
+        return try Defaults.openingEtcd(
             urls, prefix: prefix, saveMode: .manual, username: user?.name, password: password, localCopy: localCopy,
             onError: { notice in
                 // Opening from the local copy is a note, not a failure: the command answers from it.
                 Output.printError("codable-defaults: note: \(notice.description)\n")
             })
-        etcdLocations[ObjectIdentifier(defaults)] = .etcd(
-            endpoints: endpoints, prefix: prefix, user: user, cache: cache)
-        return defaults
     }
 }
 

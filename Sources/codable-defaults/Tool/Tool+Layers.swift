@@ -17,9 +17,9 @@ extension Tool {
     static let secretPlaceholder = "<secret>"
 
     /// Every domain's and layer's value of `key`, in lookup order.
-    func layeredValues(_ defaults: Defaults, key: String) throws(ToolError) -> [Defaults.LayeredValue] {
+    func layeredValues(_ store: OpenedStore, key: String) throws(ToolError) -> [Defaults.LayeredValue] {
         do {
-            return try defaults.layeredValues(forKey: key)
+            return try store.defaults.layeredValues(forKey: key)
         } catch {
             throw ToolError(error)
         }
@@ -29,33 +29,33 @@ extension Tool {
     ///
     /// - Throws: `keyNotFound` when no domain or layer has one; a failure naming the key and where the value
     ///   is, when it is secret and `secrets` is ``SecretHandling/refused``.
-    func effectiveValue(_ defaults: Defaults, key: String, secrets: SecretHandling) throws(ToolError) -> JSONValue {
-        guard let effective = try layeredValues(defaults, key: key).first else {
+    func effectiveValue(_ store: OpenedStore, key: String, secrets: SecretHandling) throws(ToolError) -> JSONValue {
+        guard let effective = try layeredValues(store, key: key).first else {
             throw ToolError(
-                .keyNotFound, "\(path(of: defaults)): key \(KeyText.message(key)): no value stored or in a layer")
+                .keyNotFound, "\(store.path): key \(KeyText.message(key)): no value stored or in a layer")
         }
         guard effective.isSecret else { return effective.value }
         switch secrets {
         case .shown: return effective.value
         case .masked: return .string(Self.secretPlaceholder)
-        case .refused: throw secretRefusal(defaults, key: key, source: effective.source)
+        case .refused: throw secretRefusal(store, key: key, source: effective.source)
         }
     }
 
     /// Every listed key's effective value (the stored keys and those of the layers' files and directories; the
     /// environment lists none), sorted by UTF-8 bytes, with the stored schema version when the file has one;
     /// and the keys whose secret value was masked.
-    func effectiveMembers(_ defaults: Defaults, secrets: SecretHandling) throws(ToolError)
+    func effectiveMembers(_ store: OpenedStore, secrets: SecretHandling) throws(ToolError)
         -> (members: [(key: String, value: JSONValue)], masked: [String])
     {
         var members: [(key: String, value: JSONValue)] = []
         var masked: [String] = []
-        for key in defaults.effectiveKeys {
-            guard let effective = try layeredValues(defaults, key: key).first else { continue }
+        for key in store.defaults.effectiveKeys {
+            guard let effective = try layeredValues(store, key: key).first else { continue }
             if effective.isSecret && secrets == .masked { masked.append(key) }
-            members.append((key, try effectiveValue(defaults, key: key, secrets: secrets)))
+            members.append((key, try effectiveValue(store, key: key, secrets: secrets)))
         }
-        if let version = defaults.object(forKey: Defaults.schemaVersionKey) {
+        if let version = store.defaults.object(forKey: Defaults.schemaVersionKey) {
             members.append((Defaults.schemaVersionKey, version))
             members.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
         }
@@ -66,20 +66,20 @@ extension Tool {
     /// argument domain) does: the store holds the new value, but reads give the override's. Also after a write
     /// that is not confirmed durable (status 5): the file holds the value.
     func notingShadowing(
-        of key: String, in defaults: Defaults, _ body: () throws(ToolError) -> Void
+        of key: String, in store: OpenedStore, _ body: () throws(ToolError) -> Void
     ) throws(ToolError) {
         do throws(ToolError) {
             try body()
         } catch  where error.status == .notDurable {
-            noteShadowing(of: key, in: defaults)
+            noteShadowing(of: key, in: store)
             throw error
         }
-        noteShadowing(of: key, in: defaults)
+        noteShadowing(of: key, in: store)
     }
 
     /// Prints the note of a written `key` whose effective value comes from elsewhere.
-    private func noteShadowing(of key: String, in defaults: Defaults) {
-        let source = defaults.source(forKey: key)
+    private func noteShadowing(of key: String, in store: OpenedStore) {
+        let source = store.defaults.source(forKey: key)
         if case .stored = source { return }
         Output.printError(
             "codable-defaults: note: \(KeyText.message(key)) is shadowed by \(Self.sourceText(source)); "
@@ -87,10 +87,10 @@ extension Tool {
     }
 
     /// The error of a secret value a command was asked to print without `--show-secrets`.
-    private func secretRefusal(_ defaults: Defaults, key: String, source: Defaults.Source) -> ToolError {
+    private func secretRefusal(_ store: OpenedStore, key: String, source: Defaults.Source) -> ToolError {
         ToolError(
             .failure,
-            "\(path(of: defaults)): key \(KeyText.message(key)): the value (\(Self.sourceText(source))) is secret; "
+            "\(store.path): key \(KeyText.message(key)): the value (\(Self.sourceText(source))) is secret; "
                 + "give --show-secrets to print it")
     }
 

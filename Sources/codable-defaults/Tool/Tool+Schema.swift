@@ -11,12 +11,11 @@ struct SchemaInEffect {
 
 /// The schemas the run's stores are checked against (``SchemaOptions``).
 extension Tool {
-    /// Reads the schema `options` name for `defaults` and keeps it for ``checkSchema(_:changes:discarding:)``: the file
-    /// `--schema` names, else the store's own (beside its file, under its etcd prefix), else none.
+    /// Reads the schema `options` name for `defaults`, for ``checkSchema(_:changes:discarding:)``: the file `--schema`
+    /// names, else the store's own (beside its file, under its etcd prefix), else none.
     ///
     /// - Throws: Status 4 when the schema cannot be read, is not JSON (with line and column) or uses a keyword
     ///   the tool cannot check; a missing `--schema FILE` too.
-    @discardableResult
     func loadSchema(for defaults: Defaults, _ options: SchemaOptions) throws(ToolError) -> SchemaInEffect? {
         if options.isOff { return nil }
         let loaded: SchemaInEffect?
@@ -35,45 +34,39 @@ extension Tool {
             if options.file == nil { message += " (the store's schema; --no-schema goes on without it)" }
             throw ToolError(.badFile, message)
         }
-        schemas[ObjectIdentifier(defaults)] = loaded
         return loaded
     }
 
-    /// The schema in effect for `defaults`, if any (``loadSchema(for:_:)``).
-    func schema(of defaults: Defaults) -> SchemaInEffect? {
-        schemas[ObjectIdentifier(defaults)]
-    }
-
-    /// Refuses `changes` (each key's new value; `nil` for a removal) when the schema in effect for `defaults`
+    /// Refuses `changes` (each key's new value; `nil` for a removal) when the schema in effect for `store`
     /// refuses one: status 2, each broken rule on a line of its own, nothing written (the store's unsaved
     /// changes are discarded, unless `discarding` is false: inside an update, which writes nothing when it throws).
     func checkSchema(
-        _ defaults: Defaults, changes: [(key: String, value: JSONValue?)], discarding: Bool = true
+        _ store: OpenedStore, changes: [(key: String, value: JSONValue?)], discarding: Bool = true
     ) throws(ToolError) {
-        guard let inEffect = schema(of: defaults) else { return }
+        guard let inEffect = store.schema else { return }
         var broken: [Defaults.Schema.Violation] = []
         for (key, value) in changes where key != Defaults.schemaVersionKey {
             broken += inEffect.schema.violations(of: value, forKey: key)
         }
         guard !broken.isEmpty else { return }
-        if discarding { defaults.discardUnsavedChanges() }
-        throw .refused(refusal(broken, defaults, inEffect))
+        if discarding { store.defaults.discardUnsavedChanges() }
+        throw .refused(refusal(broken, store, inEffect))
     }
 
-    /// ``checkSchema(_:changes:discarding:)`` of the values `keys` hold now in `defaults` (set and not yet saved), as
+    /// ``checkSchema(_:changes:discarding:)`` of the values `keys` hold now in `store` (set and not yet saved), as
     /// they will be written; a key without a stored value is a removal.
-    func checkSchema(_ defaults: Defaults, keys: [String]) throws(ToolError) {
-        guard schema(of: defaults) != nil else { return }
+    func checkSchema(_ store: OpenedStore, keys: [String]) throws(ToolError) {
+        guard store.schema != nil else { return }
         var changes: [(key: String, value: JSONValue?)] = []
-        for key in keys { changes.append((key, try currentStoredValue(defaults, key: key))) }
-        try checkSchema(defaults, changes: changes)
+        for key in keys { changes.append((key, try currentStoredValue(store, key: key))) }
+        try checkSchema(store, changes: changes)
     }
 
     /// The message of a refused change.
-    private func refusal(_ broken: [Defaults.Schema.Violation], _ defaults: Defaults, _ inEffect: SchemaInEffect)
+    private func refusal(_ broken: [Defaults.Schema.Violation], _ store: OpenedStore, _ inEffect: SchemaInEffect)
         -> String
     {
-        "\(path(of: defaults)): the schema \(inEffect.location) refuses the change; nothing was written:\n"
+        "\(store.path): the schema \(inEffect.location) refuses the change; nothing was written:\n"
             + broken.map { "  \(KeyText.line($0.description))" }.joined(separator: "\n")
     }
 }

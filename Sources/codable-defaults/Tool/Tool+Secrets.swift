@@ -10,16 +10,16 @@ import CodableDefaults
 /// commands print such a value as `<secret>` (`read`, `diff`, a dry run, `history`, `undo`), refuse to print or
 /// export it without `--show-secrets`, and never quote it in an error.
 extension Tool {
-    /// Learns which keys of `defaults` are secret (see the extension's comment) and makes them secret for it.
+    /// Learns which keys of `store` are secret (see the extension's comment) and makes them secret for it.
     ///
     /// - Throws: Status 4 when the store's schema exists but cannot be read (it says which keys are secret),
     ///   unless the command was given `--no-schema` (then a note says so, and the history's marks still hold).
-    func learnSecrets(of defaults: Defaults, schema options: SchemaOptions?) throws(ToolError) {
-        var names = Set(schema(of: defaults)?.schema.secretKeyNames ?? [])
+    func learnSecrets(of store: OpenedStore, schema options: SchemaOptions?) throws(ToolError) {
+        var names = Set(store.schema?.schema.secretKeyNames ?? [])
         // The store's own schema marks secrets whatever the command checks against (`--schema FILE`, or none).
         if options == nil || options?.file != nil || options?.isOff == true {
             do {
-                names.formUnion(try defaults.publishedSchema()?.secretKeyNames ?? [])
+                names.formUnion(try store.defaults.publishedSchema()?.secretKeyNames ?? [])
             } catch {
                 guard options?.isOff == true else {
                     throw ToolError(
@@ -31,12 +31,12 @@ extension Tool {
                         + "keys are secret)\n")
             }
         }
-        defaults.markSecret(names.sorted())
+        store.defaults.markSecret(names.sorted())
         // The history's marks: reading it makes the keys its records mark secret for the store. A store file's
         // only: an etcd prefix's history is walked record by record, read by `history` and `undo` alone.
-        guard etcdLocations[ObjectIdentifier(defaults)] == nil else { return }
+        guard !store.location.isEtcd else { return }
         do throws(DefaultsError) {
-            _ = try defaults.history()
+            _ = try store.defaults.history()
         } catch {
             Output.printError(
                 "codable-defaults: note: \(error.description) (the history cannot say which keys its records mark "
@@ -44,8 +44,8 @@ extension Tool {
         }
     }
 
-    /// Whether `defaults` holds a stored value of a secret key (``learnSecrets(of:schema:)``).
-    func holdsSecrets(_ defaults: Defaults) -> Bool {
-        defaults.keys.contains { defaults.isSecret(forKey: $0) }
+    /// Whether `store` holds a stored value of a secret key (``learnSecrets(of:schema:)``).
+    func holdsSecrets(_ store: OpenedStore) -> Bool {
+        store.defaults.keys.contains { store.defaults.isSecret(forKey: $0) }
     }
 }

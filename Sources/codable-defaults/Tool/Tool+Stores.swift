@@ -4,20 +4,18 @@ import Foundation
 
 /// The stores of a run: opened for the run, saved explicitly, read as JSON values.
 extension Tool {
-    /// Opens the store at `location` for this run, with the `.manual` save mode and the layers of `layers`; with
-    /// `schema`, reads the schema it names (``loadSchema(for:_:)``) for the command's checks.
+    /// Opens the store `store` names for this run, with the `.manual` save mode and its layers, and reads the
+    /// schema its changes are checked against (``loadSchema(for:_:)``) and which of its keys are secret
+    /// (``learnSecrets(of:schema:)``). The store stays open until the process exits.
     ///
     /// The layers are read-only: the library reads their files and directories, and never writes or locks them.
     /// A command that does not write (`writes` false), and any under `--dry-run`, opens the store only to read
     /// (``Tool/readingOptions``): it takes no lock and leaves a crashed writer's temporary files alone.
-    func open(
-        _ location: StoreLocation, layers: LayerOptions = LayerOptions(), schema: SchemaOptions? = nil,
-        writes: Bool = false
-    ) throws(ToolError) -> Defaults {
+    func open(_ store: StoreArguments, writes: Bool = false) throws(ToolError) -> OpenedStore {
         let defaults: Defaults
-        let options = writes && !isDryRun ? Defaults.Options.default : Self.readingOptions
+        let options = writes && !store.isDryRun ? Defaults.Options.default : Self.readingOptions
         do {
-            switch location {
+            switch store.location {
             case .path(let path):
                 defaults = try Defaults(
                     url: URL(fileURLWithPath: ArgumentPath.absolute(path)), saveMode: .manual, options: options)
@@ -38,29 +36,57 @@ extension Tool {
         } catch {
             throw ToolError(opening: error)
         }
-        keep(defaults)
-        if !layers.isEmpty {
+        routeErrors(of: defaults, withLocalCopy: store.location.etcdCache != nil)
+        if !store.layers.isEmpty {
             do {
                 try defaults.setLayers(
-                    overrides: LayerOptions.libraryLayers(layers.overrides),
-                    fallbacks: LayerOptions.libraryLayers(layers.fallbacks))
+                    overrides: LayerOptions.libraryLayers(store.layers.overrides),
+                    fallbacks: LayerOptions.libraryLayers(store.layers.fallbacks))
             } catch {
                 throw ToolError(opening: error)
             }
         }
-        if let schema { try loadSchema(for: defaults, schema) }
-        try learnSecrets(of: defaults, schema: schema)
-        if isDryRun { dryRunSnapshots[ObjectIdentifier(defaults)] = try storedOnlyMembers(defaults) }
-        return defaults
+        let schema = try store.schema.flatMap { options throws(ToolError) in try loadSchema(for: defaults, options) }
+        var opened = OpenedStore(
+            defaults: defaults, location: store.location, schema: schema, isDryRun: store.isDryRun,
+            membersAsOpened: [])
+        try learnSecrets(of: opened, schema: store.schema)
+        if store.isDryRun { opened.membersAsOpened = try storedOnlyMembers(opened) }
+        openStores.append(opened)
+        return opened
     }
 
-    /// Keeps a store open until the process exits, and routes its unthrowable errors to the reporter. An etcd
-    /// store with a local copy (`--etcd-cache`) reports its outage and its conflicts as notes instead: while no
-    /// member answers, the command answers from the copy and keeps its writes there, and a conflict concerns an
-    /// earlier write, not this command.
-    func keep(_ defaults: Defaults) {
-        if case .etcd(_, _, _, _?) = etcdLocations[ObjectIdentifier(defaults)] {
-            let reporter = reporter.handler
+    /// Opens the JSON file at `path` only to read, as a source of values (`diff`'s OTHER, `import`'s SOURCE): no
+    /// layers, no schema, its secret keys not learned (a command that prints its values learns them:
+    /// ``learnSecrets(of:schema:)``). The store stays open until the process exits.
+    ///
+    /// - Throws: Status 4 when there is no file at `path` (a missing source is not an empty store); the library's error
+    ///   when it cannot be read.
+    func openToRead(_ path: String) throws(ToolError) -> OpenedStore {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ToolError(.badFile, "\(path): no such file")
+        }
+        let defaults: Defaults
+        do {
+            defaults = try Defaults(
+                url: URL(fileURLWithPath: ArgumentPath.absolute(path)), saveMode: .manual, options: Self.readingOptions)
+        } catch {
+            throw ToolError(opening: error)
+        }
+        routeErrors(of: defaults, withLocalCopy: false)
+        let opened = OpenedStore(
+            defaults: defaults, location: .path(path), schema: nil, isDryRun: false, membersAsOpened: [])
+        openStores.append(opened)
+        return opened
+    }
+
+    /// Routes the errors `defaults` cannot throw to the reporter. An etcd store with a local copy (`--etcd-cache`)
+    /// reports its outage and its conflicts as notes instead: while no member answers, the command answers from the
+    /// copy and keeps its writes there, and a conflict concerns an earlier write, not this command.
+    private func routeErrors(of defaults: Defaults, withLocalCopy: Bool) {
+        let reporter = reporter.handler
+        if withLocalCopy {
             defaults.onError = { [weak defaults] error in
                 let offline = (defaults?.etcd?.isStale ?? false) || (defaults?.etcd?.unsentChangeCount ?? 0) > 0
                 if error.code == .conflict || (offline && [.readFailed, .writeFailed].contains(error.code)) {
@@ -72,7 +98,6 @@ extension Tool {
         } else {
             // A line the history skips (a record a crash cut short, a hand edit) is a note: it stops nothing (a
             // revert that needs it refuses, and says so), so it does not fail the command.
-            let reporter = reporter.handler
             defaults.onError = { error in
                 if Self.isHistoryNotice(error) {
                     Output.printError("codable-defaults: note: \(error)\n")
@@ -81,7 +106,6 @@ extension Tool {
                 }
             }
         }
-        openStores.append(defaults)
     }
 
     /// The options of a store opened only to read (``CodableDefaults/Defaults/Options/readsOnly``): a reading
@@ -101,13 +125,12 @@ extension Tool {
     }
 
     /// Writes the store's changes durably; under `--dry-run`, prints them instead (``printDryRun(_:)``).
-    func save(_ defaults: Defaults) throws(ToolError) {
-        if isDryRun { return try printDryRun(defaults) }
+    func save(_ store: OpenedStore) throws(ToolError) {
+        let defaults = store.defaults
+        if store.isDryRun { return try printDryRun(store) }
         do {
             try defaults.save()
-            if let connection = defaults.etcd, connection.unsentChangeCount > 0,
-                case .etcd(_, _, _, let cache?) = etcdLocations[ObjectIdentifier(defaults)]
-            {
+            if let connection = defaults.etcd, connection.unsentChangeCount > 0, let cache = store.location.etcdCache {
                 Output.printError(
                     "codable-defaults: note: no etcd member answered: the change is kept in the local copy "
                         + "\(cache) and sent by the next command or program that reaches the cluster with it\n")
@@ -122,21 +145,12 @@ extension Tool {
         }
     }
 
-    /// The store file's path, for messages.
-    func path(of defaults: Defaults) -> String {
-        if let url = defaults.url { return url.path }
-        if case .etcd(let endpoints, let prefix, _, _) = etcdLocations[ObjectIdentifier(defaults)] {
-            return "etcd \(endpoints.joined(separator: ",")) \(prefix)"
-        }
-        return "(in memory)"
-    }
-
     /// The stored value of `key` (no registered or argument values: the tool sets none).
-    func storedValue(_ defaults: Defaults, key: String) throws(ToolError) -> JSONValue {
+    func storedValue(_ store: OpenedStore, key: String) throws(ToolError) -> JSONValue {
         let reported = reporter.count
-        guard let value = defaults.value(JSONValue.self, forKey: key) else {
+        guard let value = store.defaults.value(JSONValue.self, forKey: key) else {
             // The store reported why (and the reporter printed it), unless the value vanished meanwhile.
-            let message = "\(path(of: defaults)): key \(KeyText.message(key)): the stored value cannot be read"
+            let message = "\(store.path): key \(KeyText.message(key)): the stored value cannot be read"
             throw ToolError(.badFile, reporter.count > reported ? nil : message)
         }
         return value
@@ -147,12 +161,12 @@ extension Tool {
     ///
     /// A list, not a `[String: JSONValue]`: `String` keys compare by canonical equivalence, so a dictionary
     /// would merge two members whose names differ only in Unicode normalization.
-    func storedMembers(_ defaults: Defaults, includingReserved: Bool = true) throws(ToolError)
+    func storedMembers(_ store: OpenedStore, includingReserved: Bool = true) throws(ToolError)
         -> [(key: String, value: JSONValue)]
     {
         var members: [(key: String, value: JSONValue)] = []
-        for key in defaults.keys { members.append((key, try storedValue(defaults, key: key))) }
-        if includingReserved, let version = defaults.object(forKey: Defaults.schemaVersionKey) {
+        for key in store.defaults.keys { members.append((key, try storedValue(store, key: key))) }
+        if includingReserved, let version = store.defaults.object(forKey: Defaults.schemaVersionKey) {
             members.append((Defaults.schemaVersionKey, version))
             members.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
         }
@@ -176,31 +190,32 @@ extension Tool {
     /// read them (``currentStoredValue(_:key:)``), what it leaves is set in memory, and ``save(_:)`` prints the
     /// difference and discards it.
     func update(
-        _ defaults: Defaults, keys: [String], _ body: (inout [JSONValue?]) throws(ToolError) -> Void
+        _ store: OpenedStore, keys: [String], _ body: (inout [JSONValue?]) throws(ToolError) -> Void
     ) throws(ToolError) {
-        if isDryRun {
+        let defaults = store.defaults
+        if store.isDryRun {
             var values: [JSONValue?] = []
-            for key in keys { values.append(try currentStoredValue(defaults, key: key)) }
+            for key in keys { values.append(try currentStoredValue(store, key: key)) }
             let before = values
             try body(&values)
-            try checkSchema(defaults, changes: Self.changed(keys, from: before, to: values))
+            try checkSchema(store, changes: Self.changed(keys, from: before, to: values))
             for (key, value) in zip(keys, values) {
                 if let value { defaults.set(value, forKey: key) } else { defaults.removeValue(forKey: key) }
             }
-            return try save(defaults)
+            return try save(store)
         }
         do {
             try defaults.modify(forKeys: keys) { values in
                 let before = values
                 try body(&values)
-                try checkSchema(defaults, changes: Self.changed(keys, from: before, to: values), discarding: false)
+                try checkSchema(store, changes: Self.changed(keys, from: before, to: values), discarding: false)
             }
         } catch let error as ToolError {
             throw error
         } catch let error as DefaultsError {
             throw ToolError(error)
         } catch {
-            throw ToolError(.failure, "\(path(of: defaults)): \(error)")
+            throw ToolError(.failure, "\(store.path): \(error)")
         }
     }
 

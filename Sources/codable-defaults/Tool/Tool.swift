@@ -10,19 +10,10 @@ final class Tool {
     /// The tool's version.
     static let version = "0.1.0"
 
-    /// The stores this run opened, kept alive until the process exits.
-    var openStores: [Defaults] = []
+    /// The stores this run opened (``open(_:writes:)``), kept alive until the process exits.
+    var openStores: [OpenedStore] = []
     /// Receives the errors the stores cannot throw.
     let reporter = ErrorReporter()
-    /// Where the etcd stores this run opened are, by store (for messages: they have no file).
-    var etcdLocations: [ObjectIdentifier: StoreLocation] = [:]
-    /// Whether the command was given `--dry-run` (see ``DryRun``): it prints what it would change and writes
-    /// nothing.
-    var isDryRun = false
-    /// Under `--dry-run`, the stored members of each store this run opened, as they were opened, by store.
-    var dryRunSnapshots: [ObjectIdentifier: [(key: String, value: JSONValue)]] = [:]
-    /// The JSON Schema each store of the run is checked against, when it has one (see ``SchemaOptions``).
-    var schemas: [ObjectIdentifier: SchemaInEffect] = [:]
 
     /// Runs the command given by `arguments` (without the program's name).
     ///
@@ -89,12 +80,10 @@ final class Tool {
         var arguments = arguments
         // A dry run's changes are discarded when it ends, however it ends: nothing writes them, at exit either.
         defer {
-            if isDryRun { for store in openStores { store.discardUnsavedChanges() } }
+            for store in openStores where store.isDryRun { store.defaults.discardUnsavedChanges() }
         }
         do throws(ToolError) {
             try arguments.refuseNotUTF8()
-            // Only the commands that declare --dry-run take it: the scanner refuses it for the others.
-            isDryRun = arguments.flag(DryRun.option.name)
             let parsed = try command.init(parsing: &arguments)
             try arguments.refuseUnexpected()
             try parsed.run(in: self)
