@@ -1,13 +1,6 @@
 /// What an engine of another target (the etcd engine) needs to implement ``Storage``: the seam's values made
 /// from outside the module.
 
-extension Storage {
-    /// ``update(reading:as:_:)`` of a plain save (``Defaults/modify(_:_:)-78wz9``).
-    package func update(reading names: [String], _ transform: (StorageContent?) -> [MemberChange]?) -> StorageWrite {
-        update(reading: names, as: .save, transform)
-    }
-}
-
 extension MemberChange {
     /// A change of `name` to `value` (compact JSON, as ``StorageValue/compact(_:maxDepth:)`` makes it), or its
     /// removal (`nil`).
@@ -29,11 +22,6 @@ extension StoredMembers {
     /// The members `members` (each value compact JSON); when a name occurs more than once, its last member wins.
     package init(members: [(name: String, value: [UInt8])]) {
         self.init(members.map { ParsedMember(key: $0.name, value: $0.value) })
-    }
-
-    /// The value of the member named `name` (compared by UTF-8 bytes), compact JSON; `nil` when there is none.
-    package func member(named name: String) -> [UInt8]? {
-        value(named: name)
     }
 }
 

@@ -36,9 +36,6 @@ struct SchemaOptions: Sendable, Equatable {
         Defaults.Schema.checkedKeywords.joined(separator: ", ")
     }
 
-    /// Nothing given: the store's own schema.
-    init() {}
-
     /// Takes `--schema FILE` and `--no-schema`.
     ///
     /// - Throws: A usage error for both at once, or an empty FILE.

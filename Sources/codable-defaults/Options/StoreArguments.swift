@@ -40,15 +40,6 @@ struct StoreArguments: Sendable, Equatable {
     /// Whether the command was given `--dry-run` (only one that declares ``StoreGroups/dryRun`` can be).
     let isDryRun: Bool
 
-    /// A store given by `location` alone: no layers, no schema checked, not a dry run (`diff`'s OTHER, `import`'s
-    /// SOURCE).
-    init(_ location: StoreLocation) {
-        self.location = location
-        self.layers = LayerOptions()
-        self.schema = nil
-        self.isDryRun = false
-    }
-
     /// Takes the store (FILE, the first positional argument, or the option naming it) and the options of the
     /// groups the command's configuration declares.
     ///
