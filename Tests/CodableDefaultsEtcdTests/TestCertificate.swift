@@ -40,3 +40,59 @@ struct TestCertificate {
     /// The certificate and key, as ``EtcdServer/with(members:arguments:tls:_:)`` takes them.
     var tls: (certificate: String, key: String) { (certificate, key) }
 }
+
+/// A private certificate authority and what it signed, made with `openssl` in a temporary directory, as a secured
+/// etcd cluster runs: a server certificate for 127.0.0.1 (etcd's `--cert-file`, `--key-file`), and a client
+/// certificate and key the members require (`--client-cert-auth --trusted-ca-file`). Also a second authority,
+/// with a client certificate of its own, that the cluster does not trust.
+struct TestAuthority {
+    /// The directory that holds the files (removed when the value goes away).
+    let directory: TemporaryDirectory
+
+    /// A file of the directory.
+    func path(_ name: String) -> String { directory.file(name).path }
+    /// The authority's certificate, PEM: what a client trusts (`--cacert`) and the members' `--trusted-ca-file`.
+    var authority: String { path("ca.pem") }
+    /// The server certificate and key of the members.
+    var server: (certificate: String, key: String) { (path("server.pem"), path("server.key")) }
+    /// A client certificate the authority signed, and its key.
+    var client: (certificate: String, key: String) { (path("client.pem"), path("client.key")) }
+    /// The other authority's certificate (it signed neither the members' certificates nor the trusted clients').
+    var foreignAuthority: String { path("other-ca.pem") }
+    /// A client certificate the other authority signed, and its key.
+    var foreignClient: (certificate: String, key: String) { (path("other-client.pem"), path("other-client.key")) }
+
+    /// The arguments that make an etcd member require client certificates this authority signed.
+    var requiringClientCertificates: [String] { ["--client-cert-auth", "--trusted-ca-file", authority] }
+
+    /// Makes the authorities and the certificates (valid one day).
+    init() async throws {
+        directory = try TemporaryDirectory()
+        let openssl = try #require(findExecutable("openssl"), "this test needs openssl (apt-get install openssl)")
+        // Each certificate is signed by its authority with the extensions a TLS peer checks (name, usage).
+        let script = """
+            set -e
+            cd "$1"; openssl=$2
+            authority() {
+                $openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.pem" -days 1 -subj "/CN=$1" \
+                    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+            }
+            signed() {
+                $openssl req -newkey rsa:2048 -nodes -keyout "$2.key" -out "$2.csr" -subj "/CN=$3"
+                printf '%s\\n' "$4" > "$2.ext"
+                $openssl x509 -req -in "$2.csr" -CA "$1.pem" -CAkey "$1.key" -CAcreateserial -out "$2.pem" \
+                    -days 1 -extfile "$2.ext"
+            }
+            authority ca; authority other-ca
+            signed ca server 127.0.0.1 "subjectAltName=IP:127.0.0.1
+            extendedKeyUsage=serverAuth,clientAuth"
+            signed ca client client "extendedKeyUsage=clientAuth"
+            signed other-ca other-client client "extendedKeyUsage=clientAuth"
+            """
+        let made = try EtcdProcess(
+            "/bin/sh", ["-c", script, "sh", directory.url.path, openssl], stdout: "/dev/null",
+            stderr: path("openssl.err"))
+        let status = try await made.wait(timeout: 60)
+        try #require(status == .exited(0), "openssl: \(fileText(path("openssl.err")))")
+    }
+}

@@ -66,7 +66,8 @@ extension EtcdClient {
     /// - Parameters:
     ///   - prefix: The keys to watch (every key when empty).
     ///   - startRevision: The first revision to report; `0` for "changes after now".
-    /// - Returns: The changes, a message at a time. It is `Sendable`; iterate it from one task.
+    /// - Returns: The changes, a message at a time. It is `Sendable`; iterate it from one task. With TLS files
+    ///   (``tls``), so far, the stream ends at once with ``EtcdError/Code/invalidEndpoint``.
     package func watch(prefix: [UInt8], startRevision: Int64) -> AsyncThrowingStream<EtcdWatchResponse, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: EtcdWatchResponse.self)
         let task = Task {
@@ -85,6 +86,13 @@ extension EtcdClient {
     private func runWatch(
         prefix: [UInt8], startRevision: Int64, _ output: AsyncThrowingStream<EtcdWatchResponse, any Error>.Continuation
     ) async throws {
+        if let tls, tls != EtcdTLS() {
+            // The watch's transports cannot take them yet: it would not reach the cluster they are for, or would
+            // trust other authorities than the calls.
+            throw EtcdError(
+                .invalidEndpoint, endpoint: endpoints.first?.absoluteString,
+                message: "a watch does not take TLS files (--cacert, --cert, --key) yet")
+        }
         let request = Wire.WatchRequest(
             createRequest: Wire.WatchCreateRequest(
                 key: Self.rangeStart(prefix), rangeEnd: WireBytes(Self.rangeEnd(of: prefix)),

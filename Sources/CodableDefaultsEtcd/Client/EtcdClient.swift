@@ -48,6 +48,8 @@ import Foundation
 package final class EtcdClient: Sendable {
     /// The endpoints, in the order given: `scheme://host:port` with no path.
     package let endpoints: [URL]
+    /// The TLS files of the `https://` endpoints (``EtcdTLS``), or `nil` for libcurl's defaults.
+    package let tls: EtcdTLS?
     /// How long one request to one endpoint may go without an answer before the next endpoint is tried.
     package let requestTimeout: TimeInterval
     /// How long a watch's connection may stay silent before it is dropped as dead (longer than etcd's
@@ -81,6 +83,8 @@ package final class EtcdClient: Sendable {
     ///     `https://host:port` (a path, if any, is ignored).
     ///   - user: The user name to authenticate as, or `nil` when the cluster has no authentication.
     ///   - password: The user's password (required with `user`).
+    ///   - tls: The TLS files of the `https://` endpoints (``EtcdTLS``): so far taken by the calls on Linux only; a
+    ///     client given them refuses to watch.
     ///   - requestTimeout: Seconds a request to one endpoint may wait for its answer before the client tries the
     ///     next endpoint.
     ///   - watchIdleTimeout: Seconds a watch's connection may stay without a message before the watch ends as
@@ -89,12 +93,21 @@ package final class EtcdClient: Sendable {
     ///     holds more for one call, whatever a server sends.
     /// - Throws: ``EtcdError`` with ``EtcdError/Code/invalidEndpoint`` when `endpoints` is empty or one is not an
     ///   `http(s)://` URL with a host and, if it names one, a port in 1...65535; or, on Linux with glibc, when one
-    ///   is `https://` and libcurl's functions cannot be found in the process.
+    ///   is `https://` and libcurl's functions cannot be found in the process; when `tls` names a file that cannot
+    ///   be read or is not PEM, a certificate without its key or a key without its certificate; on Apple platforms,
+    ///   when `tls` is given.
     package init(
-        endpoints: [String], user: String? = nil, password: String? = nil, requestTimeout: TimeInterval = 5,
-        watchIdleTimeout: TimeInterval = 900, maximumAnswerSize: Int = 256 << 20
+        endpoints: [String], user: String? = nil, password: String? = nil, tls: EtcdTLS? = nil,
+        requestTimeout: TimeInterval = 5, watchIdleTimeout: TimeInterval = 900, maximumAnswerSize: Int = 256 << 20
     ) throws(EtcdError) {
         guard !endpoints.isEmpty else { throw EtcdError(.invalidEndpoint, message: "no endpoint given") }
+        if let tls {
+            try tls.check()
+            #if !canImport(Glibc)
+                throw EtcdError(
+                    .invalidEndpoint, message: "TLS files (--cacert, --cert, --key) are taken on Linux only, so far")
+            #endif
+        }
         var urls: [URL] = []
         for text in endpoints {
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
@@ -125,6 +138,7 @@ package final class EtcdClient: Sendable {
             urls.append(base)
         }
         self.endpoints = urls
+        self.tls = tls
         self.requestTimeout = requestTimeout
         self.watchIdleTimeout = watchIdleTimeout
         self.credentials = user.map { Credentials(user: $0, password: password ?? "") }
@@ -299,7 +313,7 @@ package final class EtcdClient: Sendable {
                 if let token { headers.append(("Authorization", token)) }
                 let url = endpoint.appendingPathComponent(String(path.dropFirst())).absoluteString
                 let answer = try CurlHTTP.post(
-                    url: url, body: body, headers: headers, timeout: requestTimeout,
+                    url: url, body: body, headers: headers, tls: tls, timeout: requestTimeout,
                     maximumAnswerSize: maximumAnswerSize, endpoint: endpoint.absoluteString)
                 return (answer.body, answer.status)
             }

@@ -23,7 +23,8 @@ package struct EtcdError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The answer was not what etcd's gateway sends (not JSON, a field missing or of the wrong type).
         case badResponse
         /// An endpoint given to the client is not an `http://` or `https://` URL with a host, or is one this
-        /// process cannot speak to (an `https://` endpoint on Linux where libcurl cannot be found).
+        /// process cannot speak to (an `https://` endpoint on Linux where libcurl cannot be found), or the TLS files
+        /// given for the endpoints cannot be used (``EtcdTLS``).
         case invalidEndpoint
     }
 

@@ -39,8 +39,8 @@
         ///   refused, timed out, host not found, TLS handshake or certificate refused: libcurl's words);
         ///   ``EtcdError/Code/badResponse`` when the answer is over `maximumAnswerSize` bytes.
         static func post(
-            url: String, body: Data, headers: [(String, String)], timeout: TimeInterval, maximumAnswerSize: Int,
-            endpoint: String
+            url: String, body: Data, headers: [(String, String)], tls: EtcdTLS? = nil, timeout: TimeInterval,
+            maximumAnswerSize: Int, endpoint: String
         ) throws -> PlainHTTP.Answer {
             let curl = try loaded(endpoint: endpoint)
             let sink = Sink(limit: maximumAnswerSize)
@@ -60,7 +60,7 @@
             let milliseconds = max(1, Int((timeout * 1000).rounded(.up)))
             let outcome = try withExtendedLifetime(sink) {
                 try transfer(
-                    curl, url: url, body: body, headers: headers, endpoint: endpoint, write: write,
+                    curl, url: url, body: body, headers: headers, tls: tls, endpoint: endpoint, write: write,
                     box: Unmanaged.passUnretained(sink).toOpaque()
                 ) { handle in
                     curl.setLong(handle, Option.timeoutMilliseconds, milliseconds)
@@ -87,14 +87,16 @@
         typealias WriteFunction =
             @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int
 
-        /// Runs one POST of `body` to `url` (`http://` or `https://`) on the calling thread, with `headers`, the
+        /// Runs one POST of `body` to `url` (`http://` or `https://`) on the calling thread, with `headers`, the TLS
+        /// files of `tls` (the authorities instead of the system's trust store, the client certificate and key), the
         /// settings `configure` adds (it returns the first non-zero `CURLcode` of them), and `write` given each
         /// part of the body with `box`. Returns the HTTP status (0 when none came), or libcurl's words when the
         /// transfer failed.
         ///
         /// - Throws: ``EtcdError/Code/unreachable`` when libcurl cannot start the transfer.
         static func transfer(
-            _ curl: Library, url: String, body: Data, headers: [(String, String)], endpoint: String,
+            _ curl: Library, url: String, body: Data, headers: [(String, String)], tls: EtcdTLS? = nil,
+            endpoint: String,
             write: WriteFunction, box: UnsafeMutableRawPointer, configure: (OpaquePointer) -> Int32
         ) throws(EtcdError) -> (status: Int, failure: String?) {
             guard let handle = curl.easyInit() else {
@@ -133,7 +135,15 @@
                             configure(handle),
                         ]
                         if let refused = settings.first(where: { $0 != 0 }) { return refused }
-                        if let bundle = trustStoreFallback(curl, handle) {
+                        let files = [
+                            (Option.caInfo, tls?.certificateAuthorities), (Option.sslCertificate, tls?.certificate),
+                            (Option.sslKey, tls?.key),
+                        ]
+                        for case (let option, let path?) in files {
+                            let set = path.withCString { curl.setPointer(handle, option, $0) }
+                            guard set == 0 else { return set }
+                        }
+                        if tls?.certificateAuthorities == nil, let bundle = trustStoreFallback(curl, handle) {
                             let set = bundle.withCString { curl.setPointer(handle, Option.caInfo, $0) }
                             guard set == 0 else { return set }
                         }
@@ -145,13 +155,32 @@
                 let detail = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 let meaning = curl.strerror(code).map { String(cString: $0) } ?? "libcurl error"
                 let said = detail.isEmpty || detail == meaning ? meaning : "\(meaning): \(detail)"
-                return (0, "\(said) (libcurl error \(code))")
+                let hint = scheme == Scheme.https ? tlsHint(code).map { "; \($0)" } ?? "" : ""
+                return (0, "\(said) (libcurl error \(code))\(hint)")
             }
             var status = 0
             guard curl.getLong(handle, Info.responseCode, &status) == 0, status > 0 else {
                 return (0, "the server closed the connection without an answer")
             }
             return (status, nil)
+        }
+
+        /// What a failed TLS transfer's libcurl error `code` most likely means for an etcd cluster, in the words of
+        /// etcdctl's options, or `nil` for a failure that is not about TLS files.
+        private static func tlsHint(_ code: Int32) -> String? {
+            switch code {
+            case 58:  // CURLE_SSL_CERTPROBLEM
+                return "the client certificate (--cert) or its key (--key) cannot be used: a key that is not the "
+                    + "certificate's, or a file that is not PEM"
+            case 60:  // CURLE_PEER_FAILED_VERIFICATION
+                return "the member's certificate is not signed by an authority this client trusts: --cacert names "
+                    + "the cluster's CA file"
+            case 35, 55, 56:  // CURLE_SSL_CONNECT_ERROR, CURLE_SEND_ERROR, CURLE_RECV_ERROR
+                return "if the cluster requires client certificates (--client-cert-auth), it refused this client's "
+                    + "(--cert, --key), or its lack of one: it takes those its --trusted-ca-file signed"
+            default:
+                return nil
+            }
         }
 
         /// The body as it arrives, at most `limit` bytes.
@@ -286,6 +315,8 @@
             static let followLocation: Int32 = 52
             static let postFieldSize: Int32 = 60
             static let caInfo: Int32 = 10_065
+            static let sslCertificate: Int32 = 10_025
+            static let sslKey: Int32 = 10_087
             static let noSignal: Int32 = 99
             static let timeoutMilliseconds: Int32 = 155
             static let protocols: Int32 = 181
