@@ -30,6 +30,11 @@
 //   `error {"code":"usage",...}`. End of input exits like `quit` (without printing `bye`). Errors the store
 //   reports to its handler are printed as `reported JSON` lines (events too).
 //
+//   codable-defaults-etcd-fixture --exit-while-watching ENDPOINT CACERT CERT KEY COUNT MICROSECONDS
+//     Starts COUNT watches of the whole cluster through the package's `EtcdClient` with the TLS files CACERT, CERT
+//     and KEY, waits MICROSECONDS, and exits with status 0 (`exit`, the watches' TLS handshakes and streams still
+//     running): the test of a process that ends while its watches run.
+//
 // ERRORS
 //   `error JSON` carries a `DefaultsError` as `{"code":...,"key":...,"message":...,"description":...}`.
 
@@ -91,6 +96,30 @@ func usage(_ message: String) -> Never {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "--exit-while-watching" {
+    guard arguments.count == 7, let count = Int(arguments[5]), let microseconds = UInt32(arguments[6]) else {
+        usage("expected --exit-while-watching ENDPOINT CACERT CERT KEY COUNT MICROSECONDS")
+    }
+    let tls = EtcdTLS(certificateAuthorities: arguments[2], certificate: arguments[3], key: arguments[4])
+    let client: EtcdClient
+    do {
+        client = try EtcdClient(endpoints: [arguments[1]], tls: tls)
+    } catch {
+        usage("\(error)")
+    }
+    for _ in 0..<count {
+        let watch = client.watch(prefix: [], startRevision: 0)
+        Task.detached {
+            do {
+                for try await _ in watch {}
+            } catch {
+                // The exit, not the watch, is under test.
+            }
+        }
+    }
+    usleep(microseconds)
+    exit(0)
+}
 guard arguments.count >= 2 else { usage("expected ENDPOINTS PREFIX [--save-mode MODE] [--user NAME PASSWORD]") }
 let endpoints = arguments[0].split(separator: ",").compactMap { URL(string: String($0)) }
 let prefix = arguments[1]

@@ -66,8 +66,7 @@ extension EtcdClient {
     /// - Parameters:
     ///   - prefix: The keys to watch (every key when empty).
     ///   - startRevision: The first revision to report; `0` for "changes after now".
-    /// - Returns: The changes, a message at a time. It is `Sendable`; iterate it from one task. With TLS files
-    ///   (``tls``), so far, the stream ends at once with ``EtcdError/Code/invalidEndpoint``.
+    /// - Returns: The changes, a message at a time. It is `Sendable`; iterate it from one task.
     package func watch(prefix: [UInt8], startRevision: Int64) -> AsyncThrowingStream<EtcdWatchResponse, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: EtcdWatchResponse.self)
         let task = Task {
@@ -86,13 +85,6 @@ extension EtcdClient {
     private func runWatch(
         prefix: [UInt8], startRevision: Int64, _ output: AsyncThrowingStream<EtcdWatchResponse, any Error>.Continuation
     ) async throws {
-        if let tls, tls != EtcdTLS() {
-            // The watch's transports cannot take them yet: it would not reach the cluster they are for, or would
-            // trust other authorities than the calls.
-            throw EtcdError(
-                .invalidEndpoint, endpoint: endpoints.first?.absoluteString,
-                message: "a watch does not take TLS files (--cacert, --cert, --key) yet")
-        }
         let request = Wire.WatchRequest(
             createRequest: Wire.WatchCreateRequest(
                 key: Self.rangeStart(prefix), rangeEnd: WireBytes(Self.rangeEnd(of: prefix)),
@@ -151,10 +143,8 @@ extension EtcdClient {
     }
 
     /// Starts the `/v3/watch` request to `endpoint`. On Linux, an `http://` endpoint's watch is HTTP/1.0 over a
-    /// socket (``PlainWatchConnection`` says why); any other goes through URLSession (``WatchConnection``): etcd's
-    /// watch answers end with no HTTP trailer, over TLS or not, so URLSession's trailer defect (see ``CurlHTTP``)
-    /// does not meet them. (A watch through libcurl was tried: a process that ended while its TLS handshake ran
-    /// crashed at exit.)
+    /// socket (``PlainWatchConnection`` says why), and on Linux with glibc an `https://` one goes through libcurl
+    /// (``CurlWatch``), as the calls do, with the same TLS files; any other through URLSession (``WatchConnection``).
     private func openWatch(_ endpoint: URL, _ body: Data, token: String?) -> any WatchTransport {
         #if !canImport(Darwin)
             if endpoint.scheme == "http", let host = endpoint.host {
@@ -162,6 +152,15 @@ extension EtcdClient {
                     endpoint: endpoint, host: host, port: endpoint.port ?? 80, body: body, token: token,
                     requestTimeout: requestTimeout, idleTimeout: watchIdleTimeout, maximumMessageSize: maximumAnswerSize
                 )
+            }
+        #endif
+        #if canImport(Glibc)
+            if CurlHTTP.unavailableReason == nil {
+                var headers = [("Content-Type", "application/json")]
+                if let token { headers.append(("Authorization", token)) }
+                return CurlWatch(
+                    url: endpoint.appendingPathComponent("v3/watch").absoluteString, body: body, headers: headers,
+                    tls: tls, idleTimeout: watchIdleTimeout, maximumMessageSize: maximumAnswerSize, endpoint: endpoint)
             }
         #endif
         let configuration = URLSessionConfiguration.ephemeral

@@ -29,11 +29,10 @@ import Foundation
 /// (swift-corelibs-foundation issue 5285: a `fatalError` in every release up to Swift 6.3.x; after that, an error
 /// that loses the answer). Instead, `http://` endpoints' calls and watches are spoken in HTTP/1.0 over a socket
 /// (``PlainHTTP``, ``PlainWatchConnection``: an HTTP/1.0 answer has no trailer, and a socket read by a thread of
-/// its own waiting in `poll` costs nothing while quiet), and `https://` endpoints' calls go through libcurl, the
-/// library `URLSession` speaks through there, called directly (``CurlHTTP``), which takes a trailer
-/// as the end of the answer it is; an `https://` endpoint's watch still goes through `URLSession` (etcd's watch
-/// answers carry no trailer; a proxy that added one to a watch answer would stop the process). Trailers are real: etcd
-/// 3.4's gateway sends one with every error answer over
+/// its own waiting in `poll` costs nothing while quiet), and `https://` endpoints' calls and watches go through
+/// libcurl, the library `URLSession` speaks through there, called directly (``CurlHTTP``, ``CurlWatch``), which
+/// takes a trailer as the end of the answer it is, and ends them before the process's exit-time cleanup
+/// (``CurlTransfers``). Trailers are real: etcd 3.4's gateway sends one with every error answer over
 /// plain HTTP (over TLS it sends that metadata in headers), later gateways (grpc-gateway 1.16 and 2) send them to a
 /// request that asks with `TE: trailers`, and a proxy in front of etcd may add one; the tests check errors over
 /// HTTPS against etcd 3.4 and against a server whose every answer ends in a trailer. Where libcurl's functions

@@ -88,7 +88,8 @@
             @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int
 
         /// Runs one POST of `body` to `url` (`http://` or `https://`) on the calling thread, with `headers`, the TLS
-        /// files of `tls` (the authorities instead of the system's trust store, the client certificate and key), the
+        /// files of `tls` (the authorities instead of the system's trust store, the client certificate and key),
+        /// `control`'s callbacks (another thread may end the transfer with it; so does the process's exit), the
         /// settings `configure` adds (it returns the first non-zero `CURLcode` of them), and `write` given each
         /// part of the body with `box`. Returns the HTTP status (0 when none came), or libcurl's words when the
         /// transfer failed.
@@ -96,9 +97,14 @@
         /// - Throws: ``EtcdError/Code/unreachable`` when libcurl cannot start the transfer.
         static func transfer(
             _ curl: Library, url: String, body: Data, headers: [(String, String)], tls: EtcdTLS? = nil,
-            endpoint: String,
-            write: WriteFunction, box: UnsafeMutableRawPointer, configure: (OpaquePointer) -> Int32
+            endpoint: String, control: CurlTransferControl = CurlTransferControl(), write: WriteFunction,
+            box: UnsafeMutableRawPointer, configure: (OpaquePointer) -> Int32
         ) throws(EtcdError) -> (status: Int, failure: String?) {
+            // Recorded until the handle is cleaned up, so that the process's exit ends it first (``CurlTransfers``).
+            guard CurlTransfers.begin(control) else {
+                throw EtcdError(.unreachable, endpoint: endpoint, message: "the process is exiting")
+            }
+            defer { CurlTransfers.end(control) }
             guard let handle = curl.easyInit() else {
                 throw EtcdError(.unreachable, endpoint: endpoint, message: "libcurl could not make a transfer")
             }
@@ -132,6 +138,7 @@
                             curl.setFunction(handle, Option.writeFunction, unsafeBitCast(write, to: Callback.self)),
                             curl.setPointer(handle, Option.writeData, box),
                             curl.setPointer(handle, Option.errorBuffer, errorText.baseAddress),
+                            control.configure(curl, handle),
                             configure(handle),
                         ]
                         if let refused = settings.first(where: { $0 != 0 }) { return refused }
@@ -298,6 +305,9 @@
                 guard initialize(3) == 0 else {  // CURL_GLOBAL_ALL
                     throw Unavailable(reason: "https:// needs libcurl, and curl_global_init failed")
                 }
+                // After libcurl's initialization, which registered the exit handler of the TLS library under it:
+                // this one then runs first, and ends the transfers before that one frees what they use.
+                atexit { CurlTransfers.endAllForExit() }
                 return .success(curl)
             } catch {
                 return .failure(error)
@@ -311,9 +321,11 @@
             static let errorBuffer: Int32 = 10_010
             static let postFields: Int32 = 10_015
             static let httpHeader: Int32 = 10_023
+            static let noProgress: Int32 = 43
             static let post: Int32 = 47
             static let followLocation: Int32 = 52
             static let postFieldSize: Int32 = 60
+            static let progressData: Int32 = 10_057
             static let caInfo: Int32 = 10_065
             static let sslCertificate: Int32 = 10_025
             static let sslKey: Int32 = 10_087
@@ -322,6 +334,11 @@
             static let protocols: Int32 = 181
             static let redirectProtocols: Int32 = 182
             static let writeFunction: Int32 = 20_011
+            static let socketOptionFunction: Int32 = 20_148
+            static let socketOptionData: Int32 = 10_149
+            static let closeSocketFunction: Int32 = 20_208
+            static let closeSocketData: Int32 = 10_209
+            static let transferInfoFunction: Int32 = 20_219
         }
 
         /// `CURLINFO` values.

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// One streaming POST to `/v3/watch` of one endpoint, whatever carries it (``WatchConnection``,
-/// ``PlainWatchConnection``).
+/// ``PlainWatchConnection``, ``CurlWatch``).
 protocol WatchTransport: Sendable {
     /// The gateway's messages, in order: the stream ends when the server ends the answer, and throws
     /// ``EtcdError`` when the connection fails, the answer is not HTTP 200 or a line is not the gateway's JSON.
@@ -16,7 +16,7 @@ protocol WatchTransport: Sendable {
 
 /// One streaming POST to `/v3/watch` of one endpoint with `URLSession`: the gateway's messages (one JSON object a
 /// line) as they arrive, decoded (see ``WatchReader``). On Linux an `http://` endpoint's watch uses
-/// ``PlainWatchConnection`` instead.
+/// ``PlainWatchConnection`` instead, and with glibc an `https://` one ``CurlWatch``.
 ///
 /// `messages` ends when the server ends the answer, and throws ``EtcdError`` when the connection fails
 /// (``EtcdError/Code/unreachable``), the answer is not HTTP 200 (etcd's error) or a line is not the gateway's
@@ -79,7 +79,7 @@ final class WatchConnection: NSObject, URLSessionDataDelegate, WatchTransport, @
 }
 
 /// The answer of a `/v3/watch` request, turned into the gateway's messages (one JSON object a line) on a stream,
-/// whatever carries the bytes (``WatchConnection``).
+/// whatever carries the bytes (``WatchConnection``, ``CurlWatch``).
 ///
 /// Not thread-safe: its owner calls it from one thread at a time, in the order the answer arrives.
 final class WatchReader {
