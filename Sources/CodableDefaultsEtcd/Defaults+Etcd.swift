@@ -43,6 +43,9 @@ extension Defaults {
     ///   - saveMode: When changes made through this `Defaults` are written to etcd.
     ///   - username: The etcd user to authenticate as (etcd's authentication), or `nil` when it has none.
     ///   - password: The user's password.
+    ///   - tls: The TLS files of a cluster that runs a private authority or requires client certificates
+    ///     (``CodableDefaultsEtcd/EtcdTLS``: etcdctl's `--cacert`, `--cert`, `--key`), or `nil` for the system's
+    ///     trust store and no client certificate.
     ///   - options: Limits (value depth, key length; `maximumFileSize` bounds what one answer of etcd may take in
     ///     memory: twice that, plus 1 MiB, for the base64 and JSON around the values) and how much history
     ///     ``history()-29g0`` reads; the file's policies (unreadable file, lock timeout) and migrations do not apply.
@@ -52,17 +55,17 @@ extension Defaults {
     ///     kept in it durably and sent when a member answers (see "Offline" above).
     ///   - onError: If not `nil`, becomes ``onError`` before the store opens.
     /// - Throws: ``DefaultsError``: `invalidArgument` for an endpoint that is not an `http(s)://` URL with a host
-    ///   (and a port in 1...65535 if it names one)
-    ///   or an option out of range, `readFailed` quoting etcd when the prefix cannot be read (no endpoint
+    ///   (and a port in 1...65535 if it names one), an option out of range, or TLS files that cannot be used (one
+    ///   that cannot be read or is not PEM, a certificate without its key; any, so far, on Apple platforms and musl), `readFailed` quoting etcd when the prefix cannot be read (no endpoint
     ///   answers and there is no local copy, the user name or password is refused); for the local copy,
     ///   `lockTimeout` when another store uses it, and what reading it throws (`invalidJSON`, `decodingFailed`
     ///   for a copy of another prefix): it is then left as it is.
     public convenience init(
         etcd endpoints: [URL], prefix: String, saveMode: SaveMode = .default, username: String? = nil,
-        password: String? = nil, options: Options = .default, localCopy: URL? = nil,
+        password: String? = nil, tls: EtcdTLS? = nil, options: Options = .default, localCopy: URL? = nil,
         onError: (@Sendable (DefaultsError) -> Void)? = nil
     ) async throws(DefaultsError) {
-        let storage = try Self.etcdStorage(endpoints, prefix, username, password, options, localCopy)
+        let storage = try Self.etcdStorage(endpoints, prefix, username, password, tls, options, localCopy)
         try await storage.prime()
         try self.init(engine: storage, saveMode: saveMode, options: options, onError: onError)
     }
@@ -77,15 +80,15 @@ extension Defaults {
 
     /// The storage of a store on the cluster at `endpoints`; it connects to nothing yet.
     private static func etcdStorage(
-        _ endpoints: [URL], _ prefix: String, _ username: String?, _ password: String?, _ options: Options,
-        _ localCopy: URL?
+        _ endpoints: [URL], _ prefix: String, _ username: String?, _ password: String?, _ tls: EtcdTLS?,
+        _ options: Options, _ localCopy: URL?
     ) throws(DefaultsError) -> EtcdStorage {
         let client: EtcdClient
         do {
             // An answer holds the prefix's keys and values in base64 (4 bytes for 3) within JSON: twice the size
             // limit of a store file, and a margin, bound what one answer may take in memory.
             client = try EtcdClient(
-                endpoints: endpoints.map(\.absoluteString), user: username, password: password,
+                endpoints: endpoints.map(\.absoluteString), user: username, password: password, tls: tls,
                 maximumAnswerSize: answerLimit(forFileLimit: options.maximumFileSize))
         } catch {
             throw DefaultsError(.invalidArgument, "\(error)")
@@ -97,15 +100,15 @@ extension Defaults {
 }
 
 extension Defaults {
-    /// ``init(etcd:prefix:saveMode:username:password:options:localCopy:onError:)``, on the calling thread, which waits
+    /// ``init(etcd:prefix:saveMode:username:password:tls:options:localCopy:onError:)``, on the calling thread, which waits
     /// for etcd's answer: for the synchronous programs of this package (the tool, the benchmarks).
     ///
     /// - Throws: What the initializer throws.
     package static func openingEtcd(
         _ endpoints: [URL], prefix: String, saveMode: SaveMode, username: String? = nil, password: String? = nil,
-        localCopy: URL? = nil, onError: (@Sendable (DefaultsError) -> Void)? = nil
+        tls: EtcdTLS? = nil, localCopy: URL? = nil, onError: (@Sendable (DefaultsError) -> Void)? = nil
     ) throws(DefaultsError) -> Defaults {
-        let storage = try etcdStorage(endpoints, prefix, username, password, .default, localCopy)
+        let storage = try etcdStorage(endpoints, prefix, username, password, tls, .default, localCopy)
         return try Defaults(engine: storage, saveMode: saveMode, options: .default, onError: onError)
     }
 }

@@ -100,7 +100,9 @@ if arguments.first == "--exit-while-watching" {
     guard arguments.count == 7, let count = Int(arguments[5]), let microseconds = UInt32(arguments[6]) else {
         usage("expected --exit-while-watching ENDPOINT CACERT CERT KEY COUNT MICROSECONDS")
     }
-    let tls = EtcdTLS(certificateAuthorities: arguments[2], certificate: arguments[3], key: arguments[4])
+    let tls = EtcdTLS(
+        certificateAuthorities: URL(fileURLWithPath: arguments[2]), certificate: URL(fileURLWithPath: arguments[3]),
+        key: URL(fileURLWithPath: arguments[4]))
     let client: EtcdClient
     do {
         client = try EtcdClient(endpoints: [arguments[1]], tls: tls)

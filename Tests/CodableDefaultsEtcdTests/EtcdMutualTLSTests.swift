@@ -1,3 +1,4 @@
+import CodableDefaults
 import CodableDefaultsEtcd
 import CodableDefaultsTestSupport
 import Foundation
@@ -7,6 +8,26 @@ import Testing
 /// client certificates it signed (`--client-cert-auth --trusted-ca-file`), as production clusters run: the TLS
 /// files (``EtcdTLS``, etcdctl's `--cacert`, `--cert`, `--key`) reach it, and each wrong or missing one is a clear
 /// error naming the endpoint or the file, never a crash and never a line of a key.
+extension EtcdTLS {
+    /// The TLS files at these paths.
+    init(paths authorities: String?, certificate: String? = nil, key: String? = nil) {
+        self.init(
+            certificateAuthorities: authorities.map(URL.init(fileURLWithPath:)),
+            certificate: certificate.map(URL.init(fileURLWithPath:)), key: key.map(URL.init(fileURLWithPath:)))
+    }
+}
+
+extension EtcdServer {
+    /// The value of `key` as etcdctl reads it with the authority's client certificate.
+    func etcdctlValue(_ key: String, tls pki: TestAuthority) async throws -> String {
+        let output = try await etcdctl([
+            "--cacert", pki.authority, "--cert", pki.client.certificate, "--key", pki.client.key, "get",
+            "--print-value-only", key,
+        ])
+        return output.trimmingCharacters(in: .newlines)
+    }
+}
+
 #if canImport(Glibc)
     @Suite("EtcdClient over TLS with a private authority and client certificates", .needsEtcd, .needsOpenSSL)
     struct EtcdMutualTLSTests {
@@ -14,8 +35,7 @@ import Testing
             let pki = try await TestAuthority()
             try await EtcdServer.with(arguments: pki.requiringClientCertificates, tls: pki.server) { server in
                 let endpoint = server.clientURL
-                let files = EtcdTLS(
-                    certificateAuthorities: pki.authority, certificate: pki.client.certificate, key: pki.client.key)
+                let files = EtcdTLS(paths: pki.authority, certificate: pki.client.certificate, key: pki.client.key)
                 let client = try EtcdClient(endpoints: [endpoint], tls: files)
                 let revision = try await client.put(Array("app/volume".utf8), Array("0.8".utf8))
                 let read = try #require(try await client.get(Array("app/volume".utf8)))
@@ -23,27 +43,27 @@ import Testing
 
                 // Each refusal: which endpoint, and libcurl's (OpenSSL's) words; the process goes on.
                 let wrong: [(String, EtcdTLS, hint: String)] = [
-                    ("no client certificate", EtcdTLS(certificateAuthorities: pki.authority), "--client-cert-auth"),
+                    ("no client certificate", EtcdTLS(paths: pki.authority), "--client-cert-auth"),
                     (
                         "the system's authorities",
-                        EtcdTLS(certificate: pki.client.certificate, key: pki.client.key), "--cacert names"
+                        EtcdTLS(paths: nil, certificate: pki.client.certificate, key: pki.client.key), "--cacert names"
                     ),
                     (
                         "another authority's client",
                         EtcdTLS(
-                            certificateAuthorities: pki.authority, certificate: pki.foreignClient.certificate,
+                            paths: pki.authority, certificate: pki.foreignClient.certificate,
                             key: pki.foreignClient.key), "--client-cert-auth"
                     ),
                     (
                         "another authority trusted",
                         EtcdTLS(
-                            certificateAuthorities: pki.foreignAuthority, certificate: pki.client.certificate,
+                            paths: pki.foreignAuthority, certificate: pki.client.certificate,
                             key: pki.client.key), "--cacert names"
                     ),
                     (
                         "a key that is not the certificate's",
                         EtcdTLS(
-                            certificateAuthorities: pki.authority, certificate: pki.client.certificate,
+                            paths: pki.authority, certificate: pki.client.certificate,
                             key: pki.foreignClient.key), "a key that is not the certificate's"
                     ),
                 ]
@@ -68,11 +88,11 @@ import Testing
             let pki = try await TestAuthority()
             let endpoint = "https://127.0.0.1:2379"
             let cases: [(EtcdTLS, String)] = [
-                (EtcdTLS(certificate: pki.client.certificate), "without its pair"),
-                (EtcdTLS(key: pki.client.key), "without its pair"),
-                (EtcdTLS(certificateAuthorities: pki.path("absent.pem")), "--cacert \(pki.path("absent.pem"))"),
-                (EtcdTLS(certificateAuthorities: pki.path("server.ext")), "not a PEM file"),
-                (EtcdTLS(certificateAuthorities: ""), "--cacert: the path is empty"),
+                (EtcdTLS(paths: nil, certificate: pki.client.certificate), "without its pair"),
+                (EtcdTLS(paths: nil, key: pki.client.key), "without its pair"),
+                (EtcdTLS(paths: pki.path("absent.pem")), "--cacert \(pki.path("absent.pem"))"),
+                (EtcdTLS(paths: pki.path("server.ext")), "not a PEM file"),
+                (EtcdTLS(paths: pki.directory.url.path), "--cacert \(pki.directory.url.path): the file cannot be read"),
             ]
             for (tls, expected) in cases {
                 let error = try #require(throws: EtcdError.self) { try EtcdClient(endpoints: [endpoint], tls: tls) }
@@ -84,8 +104,7 @@ import Testing
         @Test func aWatchTakesTheSameFilesAndAWrongOneEndsItWithAClearError() async throws {
             let pki = try await TestAuthority()
             try await EtcdServer.with(arguments: pki.requiringClientCertificates, tls: pki.server) { server in
-                let files = EtcdTLS(
-                    certificateAuthorities: pki.authority, certificate: pki.client.certificate, key: pki.client.key)
+                let files = EtcdTLS(paths: pki.authority, certificate: pki.client.certificate, key: pki.client.key)
                 let client = try EtcdClient(endpoints: [server.clientURL], tls: files)
                 let start = try await client.put(Array("app/a".utf8), Array("1".utf8))
                 var changes = client.watch(prefix: Array("app/".utf8), startRevision: start).makeAsyncIterator()
@@ -99,7 +118,7 @@ import Testing
                 let foreign = try EtcdClient(
                     endpoints: [server.clientURL],
                     tls: EtcdTLS(
-                        certificateAuthorities: pki.authority, certificate: pki.foreignClient.certificate,
+                        paths: pki.authority, certificate: pki.foreignClient.certificate,
                         key: pki.foreignClient.key))
                 let error = try await #require(throws: EtcdError.self) {
                     for try await _ in foreign.watch(prefix: [], startRevision: 0) {}
@@ -107,6 +126,76 @@ import Testing
                 #expect(error.code == .unreachable, "\(error)")
                 #expect(
                     error.description.contains(server.clientURL) && error.description.contains("--client-cert-auth"))
+            }
+        }
+
+        @Test func aStoreWithTheFilesWritesReadsWatchesAndKeepsHistoryAndWithoutThemCannotOpen() async throws {
+            let pki = try await TestAuthority()
+            try await EtcdServer.with(arguments: pki.requiringClientCertificates, tls: pki.server) { server in
+                let endpoint = try #require(URL(string: server.clientURL))
+                let tls = EtcdTLS(paths: pki.authority, certificate: pki.client.certificate, key: pki.client.key)
+                let level = Defaults.Key<Int>("level", default: 0)
+                let writer = try await Defaults(
+                    etcd: [endpoint], prefix: "svc/", saveMode: .immediate, tls: tls,
+                    localCopy: pki.directory.file("copy.json"))
+                let reader = try await Defaults(etcd: [endpoint], prefix: "svc/", tls: tls)
+                var levels = reader.updates(for: level).makeAsyncIterator()
+                #expect(await levels.next() == 0)
+                writer[level] = 7
+                #expect(await levels.next() == 7)
+                #expect(try await writer.history(for: level).first?.changes.first?.newValue == .json(7))
+
+                // Without a client certificate, or trusting the system's authorities: opening says why.
+                for (tls, hint) in [
+                    (EtcdTLS(paths: pki.authority), "--client-cert-auth"),
+                    (EtcdTLS(paths: nil, certificate: pki.client.certificate, key: pki.client.key), "--cacert"),
+                ] {
+                    let error = await #expect(throws: DefaultsError.self) {
+                        _ = try await Defaults(etcd: [endpoint], prefix: "svc/", tls: tls)
+                    }
+                    #expect(error?.code == .readFailed)
+                    #expect(error?.description.contains(hint) == true, "\(String(describing: error))")
+                }
+            }
+        }
+
+        /// cert-manager and the kubelet rotate certificates by replacing the files in place: a running store takes
+        /// the files anew for each connection.
+        @Test func aStoreTakesCertificateFilesReplacedInPlaceForItsNextConnection() async throws {
+            let pki = try await TestAuthority()
+            try await EtcdServer.with(arguments: pki.requiringClientCertificates, tls: pki.server) { server in
+                let endpoint = try #require(URL(string: server.clientURL))
+                // The files the store is given, replaced by renaming a new file over each (as a rotation does).
+                let certificate = pki.path("mounted.pem")
+                let key = pki.path("mounted.key")
+                func install(_ pair: (certificate: String, key: String)) throws {
+                    for (from, to) in [(pair.certificate, certificate), (pair.key, key)] {
+                        try FileManager.default.copyItem(atPath: from, toPath: to + ".new")
+                        #expect(rename(to + ".new", to) == 0)
+                    }
+                }
+                try install(pki.client)
+                let level = Defaults.Key<Int>("level", default: 0)
+                let store = try await Defaults(
+                    etcd: [endpoint], prefix: "svc/", saveMode: .manual,
+                    tls: EtcdTLS(paths: pki.authority, certificate: certificate, key: key))
+                store[level] = 1
+                try await store.save()
+
+                try install(pki.renewedClient)
+                store[level] = 2
+                try await store.save()
+                #expect(try await server.etcdctlValue("svc/level", tls: pki) == "2")
+
+                // A certificate the cluster does not take, installed in place, is taken too: the save fails, its
+                // change stays unsaved, and the next rotation lets it through.
+                try install(pki.foreignClient)
+                store[level] = 3
+                let error = await #expect(throws: DefaultsError.self) { try await store.save() }
+                #expect(error?.code == .writeFailed)
+                try install(pki.renewedClient)
+                try await store.save()
+                #expect(try await server.etcdctlValue("svc/level", tls: pki) == "3")
             }
         }
 

@@ -57,6 +57,8 @@ struct TestAuthority {
     var server: (certificate: String, key: String) { (path("server.pem"), path("server.key")) }
     /// A client certificate the authority signed, and its key.
     var client: (certificate: String, key: String) { (path("client.pem"), path("client.key")) }
+    /// A second client certificate the authority signed, and its key: a renewal of ``client``.
+    var renewedClient: (certificate: String, key: String) { (path("renewed-client.pem"), path("renewed-client.key")) }
     /// The other authority's certificate (it signed neither the members' certificates nor the trusted clients').
     var foreignAuthority: String { path("other-ca.pem") }
     /// A client certificate the other authority signed, and its key.
@@ -87,6 +89,7 @@ struct TestAuthority {
             signed ca server 127.0.0.1 "subjectAltName=IP:127.0.0.1
             extendedKeyUsage=serverAuth,clientAuth"
             signed ca client client "extendedKeyUsage=clientAuth"
+            signed ca renewed-client client "extendedKeyUsage=clientAuth"
             signed other-ca other-client client "extendedKeyUsage=clientAuth"
             """
         let made = try EtcdProcess(

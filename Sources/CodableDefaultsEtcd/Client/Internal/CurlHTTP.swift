@@ -143,8 +143,8 @@
                         ]
                         if let refused = settings.first(where: { $0 != 0 }) { return refused }
                         let files = [
-                            (Option.caInfo, tls?.certificateAuthorities), (Option.sslCertificate, tls?.certificate),
-                            (Option.sslKey, tls?.key),
+                            (Option.caInfo, tls?.certificateAuthorities?.path),
+                            (Option.sslCertificate, tls?.certificate?.path), (Option.sslKey, tls?.key?.path),
                         ]
                         for case (let option, let path?) in files {
                             let set = path.withCString { curl.setPointer(handle, option, $0) }
