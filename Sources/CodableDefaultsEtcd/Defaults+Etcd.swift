@@ -55,8 +55,9 @@ extension Defaults {
     ///     kept in it durably and sent when a member answers (see "Offline" above).
     ///   - onError: If not `nil`, becomes ``onError`` before the store opens.
     /// - Throws: ``DefaultsError``: `invalidArgument` for an endpoint that is not an `http(s)://` URL with a host
-    ///   (and a port in 1...65535 if it names one), an option out of range, or TLS files that cannot be used (one
-    ///   that cannot be read or is not PEM, a certificate without its key; any, so far, on Apple platforms and musl), `readFailed` quoting etcd when the prefix cannot be read (no endpoint
+    ///   (and a port in 1...65535 if it names one), an option out of range, a TLS certificate without its key (or
+    ///   any TLS file, so far, on Apple platforms and musl); `readFailed` naming a TLS file that cannot be read or
+    ///   is not PEM; `readFailed` quoting etcd when the prefix cannot be read (no endpoint
     ///   answers and there is no local copy, the user name or password is refused); for the local copy,
     ///   `lockTimeout` when another store uses it, and what reading it throws (`invalidJSON`, `decodingFailed`
     ///   for a copy of another prefix): it is then left as it is.
@@ -83,6 +84,12 @@ extension Defaults {
         _ endpoints: [URL], _ prefix: String, _ username: String?, _ password: String?, _ tls: EtcdTLS?,
         _ options: Options, _ localCopy: URL?
     ) throws(DefaultsError) -> EtcdStorage {
+        switch tls?.problem() {
+        case .unpaired(let message)?: throw DefaultsError(.invalidArgument, message)
+        case .unusable(let option, let path, let reason)?:
+            throw DefaultsError(.readFailed, "\(option): \(reason)", path: path)
+        case nil: break
+        }
         let client: EtcdClient
         do {
             // An answer holds the prefix's keys and values in base64 (4 bytes for 3) within JSON: twice the size

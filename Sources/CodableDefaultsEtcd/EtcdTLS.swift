@@ -11,7 +11,9 @@ import Foundation
 ///     key: URL(fileURLWithPath: "/etc/etcd/pki/client.key"))
 /// ```
 ///
-/// The files are checked when the store opens (each readable, PEM; a certificate with its key), and read again
+/// The files are checked when the store opens (each readable and PEM, else
+/// ``CodableDefaults/DefaultsError/Code-swift.struct/readFailed`` naming it; a certificate with its key, else
+/// ``CodableDefaults/DefaultsError/Code-swift.struct/invalidArgument``), and read again
 /// for every new connection, so a store that runs for months takes the files cert-manager or the kubelet rotate in
 /// place. No text of the library quotes them. On Linux with glibc calls and watches take them (through libcurl);
 /// elsewhere (Apple platforms, musl) opening a store with them throws
@@ -33,29 +35,50 @@ public struct EtcdTLS: Sendable, Hashable {
         self.key = key
     }
 
-    /// Refuses a certificate without its key (or a key without its certificate), and a file this process cannot
-    /// read or that holds no PEM block, naming the option and the file (never a line of it).
-    ///
-    /// - Throws: ``EtcdError`` with ``EtcdError/Code/invalidEndpoint``.
-    func check() throws(EtcdError) {
+    /// What makes the files unusable, if anything: a certificate without its key (or a key without its
+    /// certificate), or a file this process cannot read or that holds no PEM block (its option, its path, and why;
+    /// never a line of it).
+    enum Problem: Error {
+        /// A certificate or key given without its pair.
+        case unpaired(String)
+        /// A file that cannot be read, or is not PEM.
+        case unusable(option: String, path: String, reason: String)
+
+        /// The problem as a sentence.
+        var message: String {
+            switch self {
+            case .unpaired(let message): message
+            case .unusable(let option, let path, let reason): "\(option) \(path): \(reason)"
+            }
+        }
+    }
+
+    /// The first problem of the files, or `nil` when they can be used.
+    func problem() -> Problem? {
         if (certificate == nil) != (key == nil) {
             let given = certificate == nil ? "a key (--key)" : "a client certificate (--cert)"
-            throw EtcdError(.invalidEndpoint, message: "\(given) is given without its pair: give --cert and --key")
+            return .unpaired("\(given) is given without its pair: give --cert and --key")
         }
         let files = [("--cacert", certificateAuthorities), ("--cert", certificate), ("--key", key)]
         for case (let option, let url?) in files {
-            let path = url.path
             let bytes: Data
             do {
                 bytes = try Data(contentsOf: url)
             } catch {
-                throw EtcdError(
-                    .invalidEndpoint,
-                    message: "\(option) \(path): the file cannot be read: \(error.localizedDescription)")
+                return .unusable(
+                    option: option, path: url.path, reason: "the file cannot be read: \(error.localizedDescription)")
             }
             guard bytes.range(of: Data("-----BEGIN ".utf8)) != nil else {
-                throw EtcdError(.invalidEndpoint, message: "\(option) \(path): not a PEM file (no -----BEGIN line)")
+                return .unusable(option: option, path: url.path, reason: "not a PEM file (no -----BEGIN line)")
             }
         }
+        return nil
+    }
+
+    /// Refuses files with a ``problem()``.
+    ///
+    /// - Throws: ``EtcdError`` with ``EtcdError/Code/invalidEndpoint``, saying the problem.
+    func check() throws(EtcdError) {
+        if let problem = problem() { throw EtcdError(.invalidEndpoint, message: problem.message) }
     }
 }

@@ -199,6 +199,70 @@ extension EtcdServer {
             }
         }
 
+        /// The built tool with `arguments` and `environment` added to the test's: its status, output lines and
+        /// standard error.
+        private func tool(_ arguments: [String], environment: [String: String] = [:]) async throws -> (
+            status: CodableDefaultsTestSupport.ExitStatus, output: [String], errors: String
+        ) {
+            let path = try Fixture.locate("codable-defaults")
+            return try await onThread {
+                let child = try ChildProcess(path, arguments, environment: environment)
+                child.closeInput()
+                let output = try child.readToEndBlocking(timeout: 30)
+                return (try child.waitBlocking(timeout: 30), output, try child.standardError())
+            }
+        }
+
+        @Test func theToolTakesEtcdctlsOptionsAndEnvironmentAndSaysWhatIsWrong() async throws {
+            let pki = try await TestAuthority()
+            try await EtcdServer.with(arguments: pki.requiringClientCertificates, tls: pki.server) { server in
+                let store = ["--etcd", server.clientURL, "--prefix", "svc/"]
+                let files = ["--cacert", pki.authority, "--cert", pki.client.certificate, "--key", pki.client.key]
+                let written = try await tool(["write"] + store + files + ["volume", "0.8"])
+                #expect(written.status == .exited(0), "\(written.errors)")
+                #expect(try await tool(["read"] + store + files + ["volume"]).output == ["0.8"])
+                #expect(try await tool(["history"] + store + files + ["--json"]).output.count == 1)
+                #expect(try await server.etcdctlValue("svc/volume", tls: pki) == "0.8")
+
+                // etcdctl's variables where the options are not given; an option wins over its variable.
+                let environment = [
+                    "ETCDCTL_CACERT": pki.authority, "ETCDCTL_CERT": pki.foreignClient.certificate,
+                    "ETCDCTL_KEY": pki.foreignClient.key,
+                ]
+                let fromEnvironment = try await tool(
+                    ["read"] + store + ["--cert", pki.client.certificate, "--key", pki.client.key, "volume"],
+                    environment: environment)
+                #expect(fromEnvironment.output == ["0.8"], "\(fromEnvironment.errors)")
+                let foreign = try await tool(["read"] + store + ["volume"], environment: environment)
+                #expect(foreign.status == .exited(4))
+                #expect(foreign.errors.contains(server.clientURL) && foreign.errors.contains("--client-cert-auth"))
+
+                // A local copy over TLS, then the failures: each says what is wrong, and no key's text.
+                let copy = pki.path("copy.json")
+                #expect(
+                    try await tool(["write"] + store + files + ["--etcd-cache", copy, "level", "2"]).status
+                        == .exited(0))
+                #expect(FileManager.default.fileExists(atPath: copy))
+                let noClient = try await tool(["read"] + store + ["--cacert", pki.authority, "volume"])
+                #expect(noClient.status == .exited(4))
+                #expect(noClient.errors.contains("--client-cert-auth"), "\(noClient.errors)")
+                let unpaired = try await tool(["read"] + store + ["--cert", pki.client.certificate, "volume"])
+                #expect(unpaired.status == .exited(2))
+                #expect(unpaired.errors.contains("--cert gives a client certificate without its key"))
+                let missing = try await tool(["read"] + store + ["--cacert", pki.path("absent.pem"), "volume"])
+                #expect(missing.status == .exited(4))
+                #expect(missing.errors.contains("--cacert") && missing.errors.contains(pki.path("absent.pem")))
+                let keyText = try String(contentsOfFile: pki.client.key, encoding: .utf8)
+                let wrongKey = try await tool(
+                    ["read"] + store + ["--cacert", pki.authority, "--cert", pki.client.certificate, "--key"]
+                        + [pki.foreignClient.key, "volume"])
+                #expect(wrongKey.status == .exited(4))
+                #expect(wrongKey.errors.contains("a key that is not the certificate's"), "\(wrongKey.errors)")
+                #expect(!keyText.split(separator: "\n").dropFirst().contains { wrongKey.errors.contains($0) })
+                #expect(!wrongKey.errors.contains("PRIVATE KEY"))
+            }
+        }
+
         /// A process that ends (`exit`) while its watches' TLS handshakes and streams run ends with its own status:
         /// libcurl's TLS state is never freed under a running transfer. Many exits, at moments spread over the
         /// handshakes and the first messages.

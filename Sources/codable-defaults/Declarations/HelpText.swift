@@ -100,7 +100,12 @@ enum HelpText {
             "(\(etcdNames.joined(separator: ", "))) the store kept in the etcd cluster at URLS "
                 + "(comma-separated http(s)://host:port), in the etcd keys P + KEY; with --etcd-user NAME "
                 + "--etcd-password-file FILE, as the etcd user NAME; with --etcd-cache FILE, keeping a local copy "
-                + "in FILE that answers, and keeps writes to send later, while no member answers",
+                + "in FILE that answers, and keeps writes to send later, while no member answers; with --cacert "
+                + "FILE, trusting the authority in FILE, and with --cert FILE --key FILE, presenting that client "
+                + "certificate, as etcdctl does (else $ETCDCTL_CACERT, $ETCDCTL_CERT, $ETCDCTL_KEY). A Kubernetes "
+                + "etcd: --etcd https://127.0.0.1:2379 --cacert /etc/kubernetes/pki/etcd/ca.crt --cert "
+                + "/etc/kubernetes/pki/etcd/healthcheck-client.crt --key "
+                + "/etc/kubernetes/pki/etcd/healthcheck-client.key",
             first: String(repeating: " ", count: 21), rest: String(repeating: " ", count: 21))
         let layered = commands.filter { $0.takes(.layers) }.map(\.name)
         let layers = wrapped(

@@ -1,3 +1,6 @@
+import CodableDefaultsEtcd
+import Foundation
+
 /// The etcd user a command authenticates as: `--etcd-user NAME --etcd-password-file FILE`. The password is read
 /// from the file when the store opens; it is never taken on the command line (where other users see it) and never
 /// printed.
@@ -6,6 +9,61 @@ struct EtcdUser: Sendable, Equatable {
     let name: String
     /// The path of the file that holds the password.
     let passwordFile: String
+}
+
+/// The TLS files a command reaches an `https://` cluster with: `--cacert FILE --cert FILE --key FILE`, etcdctl's
+/// own options, or where one is not given, etcdctl's environment variables `ETCDCTL_CACERT`, `ETCDCTL_CERT` and
+/// `ETCDCTL_KEY` (an empty one is not given). Paths as written (made absolute when the store is opened).
+struct EtcdTLSFiles: Sendable, Equatable {
+    /// The authority that signs the members' certificates, or `nil` for the system's trust store.
+    var certificateAuthorities: String?
+    /// The client certificate, or `nil` for none.
+    var certificate: String?
+    /// The client certificate's key.
+    var key: String?
+
+    /// Whether no file is given.
+    var isEmpty: Bool { certificateAuthorities == nil && certificate == nil && key == nil }
+
+    /// The environment variables read where an option is not given, by option name.
+    static let environmentVariables = [("cacert", "ETCDCTL_CACERT"), ("cert", "ETCDCTL_CERT"), ("key", "ETCDCTL_KEY")]
+
+    /// The files the options in `arguments` give, else the variables of `environment`.
+    ///
+    /// - Throws: A usage error for an empty FILE option, or a certificate without its key (or a key without its
+    ///   certificate), naming where each came from.
+    init(parsing arguments: ScannedArguments, environment: [String: String]) throws(ToolError) {
+        var found: [String: (path: String, source: String)] = [:]
+        for (option, variable) in Self.environmentVariables {
+            if let path = arguments.value(option) {
+                if path.isEmpty { throw .usage("--\(option) FILE is empty") }
+                found[option] = (path, "--\(option)")
+            } else if let path = environment[variable], !path.isEmpty {
+                found[option] = (path, variable)
+            }
+        }
+        switch (found["cert"], found["key"]) {
+        case (let certificate?, nil):
+            throw .usage("\(certificate.source) gives a client certificate without its key: give --key FILE too")
+        case (nil, let key?):
+            throw .usage("\(key.source) gives a client key without its certificate: give --cert FILE too")
+        default: break
+        }
+        certificateAuthorities = found["cacert"]?.path
+        certificate = found["cert"]?.path
+        key = found["key"]?.path
+    }
+
+    /// No file.
+    init() {}
+
+    /// The library's value of the files: paths made absolute against the current directory.
+    var library: EtcdTLS? {
+        if isEmpty { return nil }
+        func url(_ path: String?) -> URL? { path.map { URL(fileURLWithPath: ArgumentPath.absolute($0)) } }
+        return EtcdTLS(
+            certificateAuthorities: url(certificateAuthorities), certificate: url(certificate), key: url(key))
+    }
 }
 
 /// The options that open a store kept in etcd instead of a file, for the commands that declare them.
@@ -18,11 +76,12 @@ extension StoreLocation {
 
     /// The local copy of a store kept in etcd (`--etcd-cache FILE`), or `nil`.
     var etcdCache: String? {
-        if case .etcd(_, _, _, let cache) = self { return cache }
+        if case .etcd(_, _, _, let cache, _) = self { return cache }
         return nil
     }
 
-    /// `--etcd URLS --prefix P [--etcd-user NAME --etcd-password-file FILE]`.
+    /// `--etcd URLS --prefix P [--etcd-user NAME --etcd-password-file FILE] [--etcd-cache FILE]
+    /// [--cacert FILE] [--cert FILE --key FILE]`.
     static let etcdOptions = [
         OptionDeclaration(
             name: "etcd", valueName: "URLS",
@@ -40,6 +99,15 @@ extension StoreLocation {
             summary:
                 "With --etcd: keep a local copy of the prefix in FILE; with no member answering, read it and keep writes in it."
         ),
+        OptionDeclaration(
+            name: "cacert", valueName: "FILE",
+            summary: "With --etcd: trust the authority in FILE (PEM), not the system's (else $ETCDCTL_CACERT)."),
+        OptionDeclaration(
+            name: "cert", valueName: "FILE",
+            summary: "With --etcd: present the client certificate in FILE (PEM; else $ETCDCTL_CERT)."),
+        OptionDeclaration(
+            name: "key", valueName: "FILE",
+            summary: "With --cert: the certificate's private key is in FILE (PEM; else $ETCDCTL_KEY)."),
     ]
 
     /// The etcd store of `--etcd URLS --prefix P`, or `nil` without `--etcd`.
@@ -48,7 +116,7 @@ extension StoreLocation {
     ///   FILE, no `--prefix`, no URL, a user without a password file or a password file without a user.
     static func etcd(parsing arguments: ScannedArguments) throws(ToolError) -> StoreLocation? {
         guard let etcd = arguments.value("etcd") else {
-            for option in ["prefix", "etcd-user", "etcd-password-file", "etcd-cache"]
+            for option in ["prefix", "etcd-user", "etcd-password-file", "etcd-cache", "cacert", "cert", "key"]
             where arguments.value(option) != nil {
                 throw .usage("--\(option) is for a store in etcd; it needs --etcd")
             }
@@ -76,7 +144,8 @@ extension StoreLocation {
         }
         let cache = arguments.value("etcd-cache")
         if cache?.isEmpty == true { throw .usage("--etcd-cache FILE is empty") }
-        let location = StoreLocation.etcd(endpoints: endpoints, prefix: prefix, user: user, cache: cache)
+        let tls = try EtcdTLSFiles(parsing: arguments, environment: ProcessInfo.processInfo.environment)
+        let location = StoreLocation.etcd(endpoints: endpoints, prefix: prefix, user: user, cache: cache, tls: tls)
         try refuseFile(arguments, option: location.commandLineSpelling)
         return location
     }

@@ -20,7 +20,7 @@ struct OpenedStore {
     /// The store for messages: its file's path, or the etcd endpoints and prefix.
     var path: String {
         if let url = defaults.url { return url.path }
-        if case .etcd(let endpoints, let prefix, _, _) = location {
+        if case .etcd(let endpoints, let prefix, _, _, _) = location {
             return "etcd \(endpoints.joined(separator: ",")) \(prefix)"
         }
         return "(in memory)"
