@@ -18,12 +18,14 @@ extension EtcdTLS {
 }
 
 extension EtcdServer {
-    /// The value of `key` as etcdctl reads it with the authority's client certificate.
-    func etcdctlValue(_ key: String, tls pki: TestAuthority) async throws -> String {
-        let output = try await etcdctl([
-            "--cacert", pki.authority, "--cert", pki.client.certificate, "--key", pki.client.key, "get",
-            "--print-value-only", key,
-        ])
+    /// The value of `key` as etcdctl reads it with the authority's client certificate (and `user`, `NAME:PASSWORD`,
+    /// when given) from `endpoints` (every member's by default).
+    func etcdctlValue(
+        _ key: String, tls pki: TestAuthority, user: String? = nil, endpoints: [String]? = nil
+    ) async throws -> String {
+        let output = try await etcdctl(
+            pki.etcdctlArguments + (user.map { ["--user", $0] } ?? []) + ["get", "--print-value-only", key],
+            endpoints: endpoints)
         return output.trimmingCharacters(in: .newlines)
     }
 }
@@ -260,6 +262,75 @@ extension EtcdServer {
                 #expect(wrongKey.errors.contains("a key that is not the certificate's"), "\(wrongKey.errors)")
                 #expect(!keyText.split(separator: "\n").dropFirst().contains { wrongKey.errors.contains($0) })
                 #expect(!wrongKey.errors.contains("PRIVATE KEY"))
+            }
+        }
+
+        @Test func aThreeMemberClusterLosingTheMemberItSpeaksToGoesOnOverTLS() async throws {
+            let pki = try await TestAuthority()
+            try await EtcdServer.with(members: 3, arguments: pki.requiringClientCertificates, tls: pki.server) {
+                server in
+                let endpoints = server.clientURLs.compactMap(URL.init(string:))
+                let tls = EtcdTLS(paths: pki.authority, certificate: pki.client.certificate, key: pki.client.key)
+                let level = Defaults.Key<Int>("level", default: 0)
+                let writer = try await Defaults(etcd: endpoints, prefix: "svc/", saveMode: .manual, tls: tls)
+                let reader = try await Defaults(etcd: endpoints, prefix: "svc/", tls: tls)
+                var levels = reader.updates(for: level).makeAsyncIterator()
+                #expect(await levels.next() == 0)
+                writer[level] = 1
+                try await writer.save()
+                #expect(await levels.next() == 1)
+
+                // Both handles speak to the first member (the watch too): it goes away.
+                try await server.kill(server.members[0])
+                writer[level] = 2
+                try await writer.save()
+                #expect(await levels.next() == 2)
+                let alive = Array(server.clientURLs.dropFirst())
+                #expect(try await server.etcdctlValue("svc/level", tls: pki, endpoints: alive) == "2")
+            }
+        }
+
+        /// A token etcd no longer takes (its time to live passed, and a restarted member forgot it) is renewed by the
+        /// calls and by the watch that reconnects with it.
+        @Test func aTokenThatExpiresWhileAWatchRunsIsRenewed() async throws {
+            let pki = try await TestAuthority()
+            let arguments = pki.requiringClientCertificates + ["--auth-token", "simple", "--auth-token-ttl", "1"]
+            try await EtcdServer.with(arguments: arguments, tls: pki.server) { server in
+                try await server.etcdctl(pki.etcdctlArguments + ["user", "add", "root:pass"])
+                try await server.etcdctl(pki.etcdctlArguments + ["auth", "enable"])
+                let endpoint = try #require(URL(string: server.clientURL))
+                let tls = EtcdTLS(paths: pki.authority, certificate: pki.client.certificate, key: pki.client.key)
+                let level = Defaults.Key<Int>("level", default: 0)
+                func open(_ mode: Defaults.SaveMode) async throws -> Defaults {
+                    try await Defaults(
+                        etcd: [endpoint], prefix: "svc/", saveMode: mode, username: "root", password: "pass", tls: tls)
+                }
+                let writer = try await open(.manual)
+                let reader = try await open(.default)
+                var levels = reader.updates(for: level).makeAsyncIterator()
+                #expect(await levels.next() == 0)
+                writer[level] = 1
+                try await writer.save()
+                #expect(await levels.next() == 1)
+
+                // The time to live is a second: past it, and with the member restarted (the watch reconnects), every
+                // token the stores hold is refused.
+                try await Task.sleep(for: .seconds(2))
+                try await server.kill(server.members[0])
+                try await server.restart(server.members[0])
+                writer[level] = 2
+                try await writer.save()
+                #expect(await levels.next() == 2)
+                #expect(try await server.etcdctlValue("svc/level", tls: pki, user: "root:pass") == "2")
+
+                // A client certificate with a CommonName: etcd's gateway refuses it while authentication is on.
+                let named = EtcdTLS(
+                    paths: pki.authority, certificate: pki.namedClient.certificate, key: pki.namedClient.key)
+                let error = await #expect(throws: DefaultsError.self) {
+                    _ = try await Defaults(
+                        etcd: [endpoint], prefix: "svc/", username: "root", password: "pass", tls: named)
+                }
+                #expect(error?.description.contains("without a CommonName") == true, "\(String(describing: error))")
             }
         }
 

@@ -184,9 +184,12 @@ final class EtcdServer: @unchecked Sendable {
 
     private func startAll() async throws {
         for member in members { try launch(member) }
-        for member in members {
-            if usesTLS { try await waitUntilListening(member) } else { try await waitUntilHealthy(member) }
-        }
+        for member in members { try await waitUntilStarted(member) }
+    }
+
+    /// Waits until `member` serves: healthy, or over TLS (whose health check needs the certificate), listening.
+    private func waitUntilStarted(_ member: Member) async throws {
+        if usesTLS { try await waitUntilListening(member) } else { try await waitUntilHealthy(member) }
     }
 
     /// Starts `member`'s process (its output appended to its log file).
@@ -299,7 +302,7 @@ final class EtcdServer: @unchecked Sendable {
     /// Starts `member` again on its ports and data, and waits until it is healthy.
     func restart(_ member: Member) async throws {
         try launch(member)
-        try await waitUntilHealthy(member)
+        try await waitUntilStarted(member)
     }
 
     /// Starts every member that is not running again on its ports and data (together: a member alone has no
@@ -307,7 +310,7 @@ final class EtcdServer: @unchecked Sendable {
     func restartStopped() async throws {
         let stopped = lock.withLock { members.filter { $0.process == nil } }
         for member in stopped { try launch(member) }
-        for member in stopped { try await waitUntilHealthy(member) }
+        for member in stopped { try await waitUntilStarted(member) }
     }
 
     /// Stops every member (SIGTERM, then SIGKILL after 5 s). The directory goes with the value.

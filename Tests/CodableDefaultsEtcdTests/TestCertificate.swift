@@ -59,10 +59,16 @@ struct TestAuthority {
     var client: (certificate: String, key: String) { (path("client.pem"), path("client.key")) }
     /// A second client certificate the authority signed, and its key: a renewal of ``client``.
     var renewedClient: (certificate: String, key: String) { (path("renewed-client.pem"), path("renewed-client.key")) }
+    /// A client certificate the authority signed whose CommonName names the user `root` (etcd's gateway refuses such a
+    /// certificate when authentication is on), and its key.
+    var namedClient: (certificate: String, key: String) { (path("named-client.pem"), path("named-client.key")) }
     /// The other authority's certificate (it signed neither the members' certificates nor the trusted clients').
     var foreignAuthority: String { path("other-ca.pem") }
     /// A client certificate the other authority signed, and its key.
     var foreignClient: (certificate: String, key: String) { (path("other-client.pem"), path("other-client.key")) }
+
+    /// etcdctl's arguments that trust the authority and present ``client``.
+    var etcdctlArguments: [String] { ["--cacert", authority, "--cert", client.certificate, "--key", client.key] }
 
     /// The arguments that make an etcd member require client certificates this authority signed.
     var requiringClientCertificates: [String] { ["--client-cert-auth", "--trusted-ca-file", authority] }
@@ -80,17 +86,18 @@ struct TestAuthority {
                     -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
             }
             signed() {
-                $openssl req -newkey rsa:2048 -nodes -keyout "$2.key" -out "$2.csr" -subj "/CN=$3"
+                $openssl req -newkey rsa:2048 -nodes -keyout "$2.key" -out "$2.csr" -subj "$3"
                 printf '%s\\n' "$4" > "$2.ext"
                 $openssl x509 -req -in "$2.csr" -CA "$1.pem" -CAkey "$1.key" -CAcreateserial -out "$2.pem" \
                     -days 1 -extfile "$2.ext"
             }
             authority ca; authority other-ca
-            signed ca server 127.0.0.1 "subjectAltName=IP:127.0.0.1
+            signed ca server /O=etcd-member "subjectAltName=IP:127.0.0.1
             extendedKeyUsage=serverAuth,clientAuth"
-            signed ca client client "extendedKeyUsage=clientAuth"
-            signed ca renewed-client client "extendedKeyUsage=clientAuth"
-            signed other-ca other-client client "extendedKeyUsage=clientAuth"
+            signed ca client /O=client "extendedKeyUsage=clientAuth"
+            signed ca renewed-client /O=client "extendedKeyUsage=clientAuth"
+            signed ca named-client /CN=root "extendedKeyUsage=clientAuth"
+            signed other-ca other-client /CN=client "extendedKeyUsage=clientAuth"
             """
         let made = try EtcdProcess(
             "/bin/sh", ["-c", script, "sh", directory.url.path, openssl], stdout: "/dev/null",

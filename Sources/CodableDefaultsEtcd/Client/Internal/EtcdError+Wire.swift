@@ -58,8 +58,16 @@ extension EtcdError {
                 .server, endpoint: endpoint.absoluteString, message: "\(path): \(message)", grpcCode: body.code,
                 httpStatus: status)
         } catch {
-            return EtcdError(
-                .server, endpoint: endpoint.absoluteString, message: "\(path): \(excerpt(data))", httpStatus: status)
+            var message = "\(path): \(excerpt(data))"
+            // etcd's gateway refuses, with authentication on, a client certificate that names a user: it cannot pass
+            // that name on (etcd's CVE-2018-16886 fix).
+            if status == 400 && data.range(of: Data("CommonName of client".utf8)) != nil {
+                message +=
+                    "; with client certificates and authentication both on, etcd takes over HTTP only a "
+                    + "client certificate without a CommonName (the user is then the one of the user name and "
+                    + "password)"
+            }
+            return EtcdError(.server, endpoint: endpoint.absoluteString, message: message, httpStatus: status)
         }
     }
 
