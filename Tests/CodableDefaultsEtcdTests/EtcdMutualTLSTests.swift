@@ -162,7 +162,7 @@ extension EtcdServer {
         }
 
         /// cert-manager and the kubelet rotate certificates by replacing the files in place: a running store takes
-        /// the files anew for each connection.
+        /// the files anew for each new connection (here, after the member restarted and closed the kept one).
         @Test func aStoreTakesCertificateFilesReplacedInPlaceForItsNextConnection() async throws {
             let pki = try await TestAuthority()
             try await EtcdServer.with(arguments: pki.requiringClientCertificates, tls: pki.server) { server in
@@ -185,6 +185,8 @@ extension EtcdServer {
                 try await store.save()
 
                 try install(pki.renewedClient)
+                try await server.kill(server.members[0])
+                try await server.restart(server.members[0])
                 store[level] = 2
                 try await store.save()
                 #expect(try await server.etcdctlValue("svc/level", tls: pki) == "2")
@@ -192,6 +194,8 @@ extension EtcdServer {
                 // A certificate the cluster does not take, installed in place, is taken too: the save fails, its
                 // change stays unsaved, and the next rotation lets it through.
                 try install(pki.foreignClient)
+                try await server.kill(server.members[0])
+                try await server.restart(server.members[0])
                 store[level] = 3
                 let error = await #expect(throws: DefaultsError.self) { try await store.save() }
                 #expect(error?.code == .writeFailed)
@@ -331,6 +335,34 @@ extension EtcdServer {
                         etcd: [endpoint], prefix: "svc/", username: "root", password: "pass", tls: named)
                 }
                 #expect(error?.description.contains("without a CommonName") == true, "\(String(describing: error))")
+            }
+        }
+
+        @Test func callsKeepTheirConnectionAliveAndOpenANewOneAfterAFailure() async throws {
+            let pki = try await TestAuthority()
+            try await EtcdServer.with(arguments: pki.requiringClientCertificates, tls: pki.server) { server in
+                let client = try EtcdClient(
+                    endpoints: [server.clientURL],
+                    tls: EtcdTLS(paths: pki.authority, certificate: pki.client.certificate, key: pki.client.key))
+                for index in 0..<20 { try await client.put(Array("app/\(index)".utf8), Array("\(index)".utf8)) }
+                #expect(client.httpsConnections == (opened: 1, idle: 1))
+
+                // Concurrent calls each take a handle; at most four wait idle after.
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<8 {
+                        group.addTask { try await client.put(Array("app/c\(index)".utf8), Array("1".utf8)) }
+                    }
+                    try await group.waitForAll()
+                }
+                #expect(client.httpsConnections.opened <= 8 && client.httpsConnections.idle <= 4)
+                #expect(try await client.range(prefix: Array("app/".utf8)).keyValues.count == 28)
+
+                // The member restarts: the kept connections are dead, and the next call opens a new one.
+                let before = client.httpsConnections.opened
+                try await server.kill(server.members[0])
+                try await server.restart(server.members[0])
+                #expect(try await client.get(Array("app/3".utf8))?.value == Array("3".utf8))
+                #expect(client.httpsConnections.opened > before)
             }
         }
 

@@ -49,6 +49,10 @@ package final class EtcdClient: Sendable {
     package let endpoints: [URL]
     /// The TLS files of the `https://` endpoints (``EtcdTLS``), or `nil` for libcurl's defaults.
     package let tls: EtcdTLS?
+    #if canImport(Glibc)
+        /// The libcurl handles the `https://` calls keep between them, with their connections.
+        let curlHandles = CurlHandlePool()
+    #endif
     /// How long one request to one endpoint may go without an answer before the next endpoint is tried.
     package let requestTimeout: TimeInterval
     /// How long a watch's connection may stay silent before it is dropped as dead (longer than etcd's
@@ -158,7 +162,18 @@ package final class EtcdClient: Sendable {
 
     deinit {
         session.invalidateAndCancel()
+        #if canImport(Glibc)
+            CurlHTTP.drain(curlHandles)
+        #endif
     }
+
+    #if canImport(Glibc)
+        /// How many connections the `https://` calls opened (each of the others reused one a call before left open),
+        /// and how many wait idle for the next call.
+        package var httpsConnections: (opened: Int, idle: Int) {
+            (curlHandles.connectionsOpened, curlHandles.idleCount)
+        }
+    #endif
 
     /// The endpoint the next call tries first: the one that answered last.
     package var preferredEndpoint: URL { endpoints[state.withLock { $0.preferred }] }
@@ -312,7 +327,7 @@ package final class EtcdClient: Sendable {
                 if let token { headers.append(("Authorization", token)) }
                 let url = endpoint.appendingPathComponent(String(path.dropFirst())).absoluteString
                 let answer = try CurlHTTP.post(
-                    url: url, body: body, headers: headers, tls: tls, timeout: requestTimeout,
+                    url: url, body: body, headers: headers, tls: tls, pool: curlHandles, timeout: requestTimeout,
                     maximumAnswerSize: maximumAnswerSize, endpoint: endpoint.absoluteString)
                 return (answer.body, answer.status)
             }

@@ -39,8 +39,8 @@
         ///   refused, timed out, host not found, TLS handshake or certificate refused: libcurl's words);
         ///   ``EtcdError/Code/badResponse`` when the answer is over `maximumAnswerSize` bytes.
         static func post(
-            url: String, body: Data, headers: [(String, String)], tls: EtcdTLS? = nil, timeout: TimeInterval,
-            maximumAnswerSize: Int, endpoint: String
+            url: String, body: Data, headers: [(String, String)], tls: EtcdTLS? = nil, pool: CurlHandlePool? = nil,
+            timeout: TimeInterval, maximumAnswerSize: Int, endpoint: String
         ) throws -> PlainHTTP.Answer {
             let curl = try loaded(endpoint: endpoint)
             let sink = Sink(limit: maximumAnswerSize)
@@ -60,7 +60,8 @@
             let milliseconds = max(1, Int((timeout * 1000).rounded(.up)))
             let outcome = try withExtendedLifetime(sink) {
                 try transfer(
-                    curl, url: url, body: body, headers: headers, tls: tls, endpoint: endpoint, write: write,
+                    curl, url: url, body: body, headers: headers, tls: tls, endpoint: endpoint, pool: pool,
+                    write: write,
                     box: Unmanaged.passUnretained(sink).toOpaque()
                 ) { handle in
                     curl.setLong(handle, Option.timeoutMilliseconds, milliseconds)
@@ -73,6 +74,11 @@
             }
             if let failure = outcome.failure { throw EtcdError(.unreachable, endpoint: endpoint, message: failure) }
             return PlainHTTP.Answer(status: outcome.status, body: sink.data)
+        }
+
+        /// Cleans up the idle handles of `pool` (nothing when libcurl was never found: it then holds none).
+        static func drain(_ pool: CurlHandlePool) {
+            if case .success(let curl) = library { pool.drain(curl) }
         }
 
         /// libcurl's functions, or ``EtcdError/Code/invalidEndpoint`` saying why there are none.
@@ -97,18 +103,32 @@
         /// - Throws: ``EtcdError/Code/unreachable`` when libcurl cannot start the transfer.
         static func transfer(
             _ curl: Library, url: String, body: Data, headers: [(String, String)], tls: EtcdTLS? = nil,
-            endpoint: String, control: CurlTransferControl = CurlTransferControl(), write: WriteFunction,
-            box: UnsafeMutableRawPointer, configure: (OpaquePointer) -> Int32
+            endpoint: String, pool: CurlHandlePool? = nil, control: CurlTransferControl = CurlTransferControl(),
+            write: WriteFunction, box: UnsafeMutableRawPointer, configure: (OpaquePointer) -> Int32
         ) throws(EtcdError) -> (status: Int, failure: String?) {
-            // Recorded until the handle is cleaned up, so that the process's exit ends it first (``CurlTransfers``).
+            // With a pool, a handle of the endpoint and its connection, or a new one with a control of its own (which
+            // its connections keep as their callbacks' box, so it must live as long as the handle).
+            let leased = pool?.take(endpoint, curl)
+            let control = leased?.control ?? (pool == nil ? control : CurlTransferControl())
+            // Recorded until the handle is cleaned up or given back, so that the process's exit ends it first
+            // (``CurlTransfers``). While exiting, a leased handle is left as it is: libcurl is not called then.
             guard CurlTransfers.begin(control) else {
                 throw EtcdError(.unreachable, endpoint: endpoint, message: "the process is exiting")
             }
             defer { CurlTransfers.end(control) }
-            guard let handle = curl.easyInit() else {
+            guard let handle = leased?.pointer ?? curl.easyInit() else {
                 throw EtcdError(.unreachable, endpoint: endpoint, message: "libcurl could not make a transfer")
             }
-            defer { curl.easyCleanup(handle) }
+            // A handle whose transfer got its answer goes back to the pool with its connection; any other is
+            // cleaned up, its connection closed.
+            var answered = false
+            defer {
+                if answered, let pool {
+                    pool.giveBack(CurlHandlePool.Handle(pointer: handle, control: control), endpoint, curl)
+                } else {
+                    curl.easyCleanup(handle)
+                }
+            }
             var list: OpaquePointer?
             defer { curl.slistFreeAll(list) }
             // No `Expect: 100-continue` (libcurl's own for a large body): the gateway answers at once.
@@ -169,6 +189,11 @@
             guard curl.getLong(handle, Info.responseCode, &status) == 0, status > 0 else {
                 return (0, "the server closed the connection without an answer")
             }
+            answered = true
+            var connects = 0
+            if let pool, curl.getLong(handle, Info.connectionsOpened, &connects) == 0 {
+                pool.record(connectionsOpened: connects)
+            }
             return (status, nil)
         }
 
@@ -225,6 +250,7 @@
         struct Library: @unchecked Sendable {
             let easyInit: @convention(c) () -> OpaquePointer?
             let easyCleanup: @convention(c) (OpaquePointer?) -> Void
+            let easyReset: @convention(c) (OpaquePointer?) -> Void
             let perform: @convention(c) (OpaquePointer?) -> Int32
             /// `curl_easy_setopt`, for CodableDefaultsCurlShim's functions only.
             let setopt: UnsafeMutableRawPointer
@@ -289,6 +315,7 @@
                 let curl = Library(
                     easyInit: try function("curl_easy_init", as: (@convention(c) () -> OpaquePointer?).self),
                     easyCleanup: try function("curl_easy_cleanup", as: (@convention(c) (OpaquePointer?) -> Void).self),
+                    easyReset: try function("curl_easy_reset", as: (@convention(c) (OpaquePointer?) -> Void).self),
                     perform: try function("curl_easy_perform", as: (@convention(c) (OpaquePointer?) -> Int32).self),
                     setopt: try function("curl_easy_setopt", as: UnsafeMutableRawPointer.self),
                     getinfo: try function("curl_easy_getinfo", as: UnsafeMutableRawPointer.self),
@@ -344,6 +371,7 @@
         /// `CURLINFO` values.
         enum Info {
             static let responseCode: Int32 = 0x20_0000 + 2
+            static let connectionsOpened: Int32 = 0x20_0000 + 26
             static let caInfo: Int32 = 0x10_0000 + 61
         }
 

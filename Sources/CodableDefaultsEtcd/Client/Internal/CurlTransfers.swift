@@ -155,3 +155,67 @@
         }
     }
 #endif
+
+#if canImport(Glibc)
+    /// The libcurl handles a client keeps between its calls, a few per endpoint, so that a call reuses the
+    /// connection (and its TLS session) a previous call left open instead of paying a handshake: HTTP/1.1
+    /// keep-alive (or an HTTP/2 connection), as libcurl keeps it in each handle's connection cache.
+    ///
+    /// A call takes an idle handle of its endpoint (or makes one), and gives it back only when the transfer ended
+    /// with an answer; a handle whose transfer failed is cleaned up, closing its connection ("closed on errors").
+    /// At most ``maximumIdlePerEndpoint`` handles wait per endpoint; more concurrent calls make handles of their
+    /// own, cleaned up after. Each handle has its own ``CurlTransferControl``, which lives as long as the handle:
+    /// libcurl keeps a connection's socket callbacks, and their box, from the transfer that opened it. Thread-safe.
+    final class CurlHandlePool: Sendable {
+        /// A libcurl easy handle and the control of its sockets.
+        struct Handle: @unchecked Sendable {
+            // An easy handle is used by one thread at a time: the pool hands each to one call.
+            let pointer: OpaquePointer
+            let control: CurlTransferControl
+        }
+
+        /// The most idle handles kept per endpoint.
+        static let maximumIdlePerEndpoint = 4
+
+        private let idle = Locked<[String: [Handle]]>([:])
+        private let opened = Locked(0)
+
+        /// How many connections the pool's transfers opened (libcurl's `CURLINFO_NUM_CONNECTS`, summed).
+        var connectionsOpened: Int { opened.withLock { $0 } }
+
+        /// Counts the connections a transfer opened.
+        func record(connectionsOpened count: Int) {
+            opened.withLock { $0 += count }
+        }
+
+        /// An idle handle of `endpoint`, reset to libcurl's defaults (its connections kept), or `nil` when none
+        /// waits.
+        func take(_ endpoint: String, _ curl: CurlHTTP.Library) -> Handle? {
+            let handle = idle.withLock { idle in idle[endpoint]?.popLast() }
+            if let handle { curl.easyReset(handle.pointer) }
+            return handle
+        }
+
+        /// Keeps `handle` for the next call to `endpoint`, or cleans it up when enough wait.
+        func giveBack(_ handle: Handle, _ endpoint: String, _ curl: CurlHTTP.Library) {
+            let kept = idle.withLock { idle in
+                guard idle[endpoint, default: []].count < Self.maximumIdlePerEndpoint else { return false }
+                idle[endpoint, default: []].append(handle)
+                return true
+            }
+            if !kept { curl.easyCleanup(handle.pointer) }
+        }
+
+        /// Cleans up every idle handle (closing its connections): the client is going away.
+        func drain(_ curl: CurlHTTP.Library) {
+            let all = idle.withLock { idle in
+                defer { idle = [:] }
+                return idle.values.flatMap { $0 }
+            }
+            for handle in all { curl.easyCleanup(handle.pointer) }
+        }
+
+        /// How many handles wait, for tests.
+        var idleCount: Int { idle.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+    }
+#endif
