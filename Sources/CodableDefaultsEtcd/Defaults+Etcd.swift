@@ -46,6 +46,9 @@ extension Defaults {
     ///   - tls: The TLS files of a cluster that runs a private authority or requires client certificates
     ///     (``CodableDefaultsEtcd/EtcdTLS``: etcdctl's `--cacert`, `--cert`, `--key`), or `nil` for the system's
     ///     trust store and no client certificate.
+    ///   - timeouts: How long the store waits for one endpoint, connecting and for an answer, before it tries the
+    ///     next (``CodableDefaultsEtcd/EtcdTimeouts``: etcdctl's `--dial-timeout` and `--command-timeout`, 2 and 5
+    ///     seconds).
     ///   - options: Limits (value depth, key length; `maximumFileSize` bounds what one answer of etcd may take in
     ///     memory: twice that, plus 1 MiB, for the base64 and JSON around the values) and how much history
     ///     ``history()-29g0`` reads; the file's policies (unreadable file, lock timeout) and migrations do not apply.
@@ -57,16 +60,16 @@ extension Defaults {
     /// - Throws: ``DefaultsError``: `invalidArgument` for an endpoint that is not an `http(s)://` URL with a host
     ///   (and a port in 1...65535 if it names one), an option out of range, a TLS certificate without its key (or
     ///   any TLS file, so far, on Apple platforms and musl); `readFailed` naming a TLS file that cannot be read or
-    ///   is not PEM; `readFailed` quoting etcd when the prefix cannot be read (no endpoint
+    ///   is not PEM; `invalidArgument` for a timeout not more than zero; `readFailed` quoting etcd when the prefix cannot be read (no endpoint
     ///   answers and there is no local copy, the user name or password is refused); for the local copy,
     ///   `lockTimeout` when another store uses it, and what reading it throws (`invalidJSON`, `decodingFailed`
     ///   for a copy of another prefix): it is then left as it is.
     public convenience init(
         etcd endpoints: [URL], prefix: String, saveMode: SaveMode = .default, username: String? = nil,
-        password: String? = nil, tls: EtcdTLS? = nil, options: Options = .default, localCopy: URL? = nil,
-        onError: (@Sendable (DefaultsError) -> Void)? = nil
+        password: String? = nil, tls: EtcdTLS? = nil, timeouts: EtcdTimeouts = EtcdTimeouts(),
+        options: Options = .default, localCopy: URL? = nil, onError: (@Sendable (DefaultsError) -> Void)? = nil
     ) async throws(DefaultsError) {
-        let storage = try Self.etcdStorage(endpoints, prefix, username, password, tls, options, localCopy)
+        let storage = try Self.etcdStorage(endpoints, prefix, username, password, tls, timeouts, options, localCopy)
         try await storage.prime()
         try self.init(engine: storage, saveMode: saveMode, options: options, onError: onError)
     }
@@ -82,8 +85,11 @@ extension Defaults {
     /// The storage of a store on the cluster at `endpoints`; it connects to nothing yet.
     private static func etcdStorage(
         _ endpoints: [URL], _ prefix: String, _ username: String?, _ password: String?, _ tls: EtcdTLS?,
-        _ options: Options, _ localCopy: URL?
+        _ timeouts: EtcdTimeouts, _ options: Options, _ localCopy: URL?
     ) throws(DefaultsError) -> EtcdStorage {
+        for (name, value) in [("connect", timeouts.connect), ("request", timeouts.request)] where value <= .zero {
+            throw DefaultsError(.invalidArgument, "the \(name) timeout is \(value); it must be more than zero")
+        }
         switch tls?.problem() {
         case .unpaired(let message)?: throw DefaultsError(.invalidArgument, message)
         case .unusable(let option, let path, let reason)?:
@@ -96,6 +102,8 @@ extension Defaults {
             // limit of a store file, and a margin, bound what one answer may take in memory.
             client = try EtcdClient(
                 endpoints: endpoints.map(\.absoluteString), user: username, password: password, tls: tls,
+                connectTimeout: EtcdTimeouts.seconds(timeouts.connect),
+                requestTimeout: EtcdTimeouts.seconds(timeouts.request),
                 maximumAnswerSize: answerLimit(forFileLimit: options.maximumFileSize))
         } catch {
             throw DefaultsError(.invalidArgument, "\(error)")
@@ -107,15 +115,16 @@ extension Defaults {
 }
 
 extension Defaults {
-    /// ``init(etcd:prefix:saveMode:username:password:tls:options:localCopy:onError:)``, on the calling thread, which waits
+    /// ``init(etcd:prefix:saveMode:username:password:tls:timeouts:options:localCopy:onError:)``, on the calling thread, which waits
     /// for etcd's answer: for the synchronous programs of this package (the tool, the benchmarks).
     ///
     /// - Throws: What the initializer throws.
     package static func openingEtcd(
         _ endpoints: [URL], prefix: String, saveMode: SaveMode, username: String? = nil, password: String? = nil,
-        tls: EtcdTLS? = nil, localCopy: URL? = nil, onError: (@Sendable (DefaultsError) -> Void)? = nil
+        tls: EtcdTLS? = nil, timeouts: EtcdTimeouts = EtcdTimeouts(), localCopy: URL? = nil,
+        onError: (@Sendable (DefaultsError) -> Void)? = nil
     ) throws(DefaultsError) -> Defaults {
-        let storage = try etcdStorage(endpoints, prefix, username, password, tls, .default, localCopy)
+        let storage = try etcdStorage(endpoints, prefix, username, password, tls, timeouts, .default, localCopy)
         return try Defaults(engine: storage, saveMode: saveMode, options: .default, onError: onError)
     }
 }

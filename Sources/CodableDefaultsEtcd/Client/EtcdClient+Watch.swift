@@ -150,7 +150,8 @@ extension EtcdClient {
             if endpoint.scheme == "http", let host = endpoint.host {
                 return PlainWatchConnection(
                     endpoint: endpoint, host: host, port: endpoint.port ?? 80, body: body, token: token,
-                    requestTimeout: requestTimeout, idleTimeout: watchIdleTimeout, maximumMessageSize: maximumAnswerSize
+                    connectTimeout: connectTimeout, requestTimeout: requestTimeout, idleTimeout: watchIdleTimeout,
+                    maximumMessageSize: maximumAnswerSize
                 )
             }
         #endif
@@ -160,7 +161,8 @@ extension EtcdClient {
                 if let token { headers.append(("Authorization", token)) }
                 return CurlWatch(
                     url: endpoint.appendingPathComponent("v3/watch").absoluteString, body: body, headers: headers,
-                    tls: tls, idleTimeout: watchIdleTimeout, maximumMessageSize: maximumAnswerSize, endpoint: endpoint)
+                    tls: tls, connectTimeout: min(connectTimeout, requestTimeout), idleTimeout: watchIdleTimeout,
+                    maximumMessageSize: maximumAnswerSize, endpoint: endpoint)
             }
         #endif
         let configuration = URLSessionConfiguration.ephemeral

@@ -53,6 +53,9 @@ package final class EtcdClient: Sendable {
         /// The libcurl handles the `https://` calls keep between them, with their connections.
         let curlHandles = CurlHandlePool()
     #endif
+    /// How long connecting to one endpoint may take before the next endpoint is tried (within ``requestTimeout``;
+    /// etcdctl's `--dial-timeout`).
+    package let connectTimeout: TimeInterval
     /// How long one request to one endpoint may go without an answer before the next endpoint is tried.
     package let requestTimeout: TimeInterval
     /// How long a watch's connection may stay silent before it is dropped as dead (longer than etcd's
@@ -88,6 +91,8 @@ package final class EtcdClient: Sendable {
     ///   - password: The user's password (required with `user`).
     ///   - tls: The TLS files of the `https://` endpoints (``EtcdTLS``): so far taken by the calls on Linux only; a
     ///     client given them refuses to watch.
+    ///   - connectTimeout: Seconds connecting to one endpoint may take before the client tries the next endpoint
+    ///     (bounded by `requestTimeout`); on Apple platforms the request timeout bounds it.
     ///   - requestTimeout: Seconds a request to one endpoint may wait for its answer before the client tries the
     ///     next endpoint.
     ///   - watchIdleTimeout: Seconds a watch's connection may stay without a message before the watch ends as
@@ -101,7 +106,8 @@ package final class EtcdClient: Sendable {
     ///   when `tls` is given.
     package init(
         endpoints: [String], user: String? = nil, password: String? = nil, tls: EtcdTLS? = nil,
-        requestTimeout: TimeInterval = 5, watchIdleTimeout: TimeInterval = 900, maximumAnswerSize: Int = 256 << 20
+        connectTimeout: TimeInterval = 2, requestTimeout: TimeInterval = 5, watchIdleTimeout: TimeInterval = 900,
+        maximumAnswerSize: Int = 256 << 20
     ) throws(EtcdError) {
         guard !endpoints.isEmpty else { throw EtcdError(.invalidEndpoint, message: "no endpoint given") }
         if let tls {
@@ -142,6 +148,7 @@ package final class EtcdClient: Sendable {
         }
         self.endpoints = urls
         self.tls = tls
+        self.connectTimeout = connectTimeout
         self.requestTimeout = requestTimeout
         self.watchIdleTimeout = watchIdleTimeout
         self.credentials = user.map { Credentials(user: $0, password: password ?? "") }
@@ -327,7 +334,8 @@ package final class EtcdClient: Sendable {
                 if let token { headers.append(("Authorization", token)) }
                 let url = endpoint.appendingPathComponent(String(path.dropFirst())).absoluteString
                 let answer = try CurlHTTP.post(
-                    url: url, body: body, headers: headers, tls: tls, pool: curlHandles, timeout: requestTimeout,
+                    url: url, body: body, headers: headers, tls: tls, pool: curlHandles, connectTimeout: connectTimeout,
+                    timeout: requestTimeout,
                     maximumAnswerSize: maximumAnswerSize, endpoint: endpoint.absoluteString)
                 return (answer.body, answer.status)
             }
@@ -338,7 +346,8 @@ package final class EtcdClient: Sendable {
                 if let token { headers.append(("Authorization", token)) }
                 let answer = try PlainHTTP.post(
                     host: host, port: endpoint.port ?? 80, path: path, body: body, headers: headers,
-                    timeout: requestTimeout, maximumAnswerSize: maximumAnswerSize, endpoint: endpoint.absoluteString)
+                    connectTimeout: connectTimeout, timeout: requestTimeout, maximumAnswerSize: maximumAnswerSize,
+                    endpoint: endpoint.absoluteString)
                 return (answer.body, answer.status)
             }
         #endif

@@ -102,7 +102,8 @@ enum HelpText {
                 + "--etcd-password-file FILE, as the etcd user NAME; with --etcd-cache FILE, keeping a local copy "
                 + "in FILE that answers, and keeps writes to send later, while no member answers; with --cacert "
                 + "FILE, trusting the authority in FILE, and with --cert FILE --key FILE, presenting that client "
-                + "certificate, as etcdctl does (else $ETCDCTL_CACERT, $ETCDCTL_CERT, $ETCDCTL_KEY). A Kubernetes "
+                + "certificate, as etcdctl does (else $ETCDCTL_CACERT, $ETCDCTL_CERT, $ETCDCTL_KEY); --dial-timeout and "
+                + "--command-timeout DURATION (default 2s and 5s) bound the wait for each member. A Kubernetes "
                 + "etcd: --etcd https://127.0.0.1:2379 --cacert /etc/kubernetes/pki/etcd/ca.crt --cert "
                 + "/etc/kubernetes/pki/etcd/healthcheck-client.crt --key "
                 + "/etc/kubernetes/pki/etcd/healthcheck-client.key",

@@ -66,6 +66,72 @@ struct EtcdTLSFiles: Sendable, Equatable {
     }
 }
 
+/// How a command connects to an etcd cluster: the TLS files, and the timeouts of `--dial-timeout DURATION` and
+/// `--command-timeout DURATION` (etcdctl's, with its defaults: 2 s and 5 s).
+struct EtcdConnectionSettings: Sendable, Equatable {
+    /// The TLS files.
+    var tls = EtcdTLSFiles()
+    /// The timeouts.
+    var timeouts = EtcdTimeouts()
+
+    /// The timeouts the options in `arguments` give, and the TLS files (``EtcdTLSFiles/init(parsing:environment:)``).
+    ///
+    /// - Throws: A usage error for a DURATION that is not one, or not more than zero; what the TLS files' parsing
+    ///   throws.
+    init(parsing arguments: ScannedArguments, environment: [String: String]) throws(ToolError) {
+        tls = try EtcdTLSFiles(parsing: arguments, environment: environment)
+        if let text = arguments.value("dial-timeout") { timeouts.connect = try Self.duration(text, "dial-timeout") }
+        if let text = arguments.value("command-timeout") {
+            timeouts.request = try Self.duration(text, "command-timeout")
+        }
+    }
+
+    /// No TLS file, the default timeouts.
+    init() {}
+
+    /// The options that say these settings, for a command line: none for the defaults.
+    var commandLineSpelling: String {
+        var spelled = ""
+        for (option, path) in [("cacert", tls.certificateAuthorities), ("cert", tls.certificate), ("key", tls.key)] {
+            if let path { spelled += " --\(option) \(shellQuoted(path))" }
+        }
+        let defaults = EtcdTimeouts()
+        if timeouts.connect != defaults.connect { spelled += " --dial-timeout \(Self.spelling(timeouts.connect))" }
+        if timeouts.request != defaults.request { spelled += " --command-timeout \(Self.spelling(timeouts.request))" }
+        return spelled
+    }
+
+    /// A duration as etcdctl writes one: a number and a unit (`ms`, `s`, `m`, `h`), or several (`1m30s`); the
+    /// number may have a fraction (`1.5s`).
+    static func duration(_ text: String, _ option: String) throws(ToolError) -> Duration {
+        let units: [(String, Double)] = [
+            ("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("ns", 1e-9), ("h", 3600), ("m", 60), ("s", 1),
+        ]
+        var seconds = 0.0
+        var rest = Substring(text)
+        repeat {
+            let number = rest.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+            rest = rest.dropFirst(number.count)
+            guard let value = Double(number), let unit = units.first(where: { rest.hasPrefix($0.0) }) else {
+                throw .usage(
+                    "--\(option) \(shellQuoted(text)) is not a duration: give a number and a unit, as 500ms, 2s or 1m")
+            }
+            rest = rest.dropFirst(unit.0.count)
+            seconds += value * unit.1
+        } while !rest.isEmpty
+        guard seconds > 0, seconds < 1e9 else {
+            throw .usage("--\(option) \(shellQuoted(text)) must be more than zero")
+        }
+        return .nanoseconds(Int64((seconds * 1e9).rounded()))
+    }
+
+    /// `duration` as ``duration(_:_:)`` reads it: whole milliseconds.
+    static func spelling(_ duration: Duration) -> String {
+        let parts = duration.components
+        return "\(parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000)ms"
+    }
+}
+
 /// The options that open a store kept in etcd instead of a file, for the commands that declare them.
 extension StoreLocation {
     /// Whether the store is kept in etcd.
@@ -108,6 +174,12 @@ extension StoreLocation {
         OptionDeclaration(
             name: "key", valueName: "FILE",
             summary: "With --cert: the certificate's private key is in FILE (PEM; else $ETCDCTL_KEY)."),
+        OptionDeclaration(
+            name: "dial-timeout", valueName: "DURATION",
+            summary: "With --etcd: try the next member after DURATION connecting to one (default 2s)."),
+        OptionDeclaration(
+            name: "command-timeout", valueName: "DURATION",
+            summary: "With --etcd: try the next member after DURATION without its answer (default 5s)."),
     ]
 
     /// The etcd store of `--etcd URLS --prefix P`, or `nil` without `--etcd`.
@@ -116,7 +188,10 @@ extension StoreLocation {
     ///   FILE, no `--prefix`, no URL, a user without a password file or a password file without a user.
     static func etcd(parsing arguments: ScannedArguments) throws(ToolError) -> StoreLocation? {
         guard let etcd = arguments.value("etcd") else {
-            for option in ["prefix", "etcd-user", "etcd-password-file", "etcd-cache", "cacert", "cert", "key"]
+            for option in [
+                "prefix", "etcd-user", "etcd-password-file", "etcd-cache", "cacert", "cert", "key", "dial-timeout",
+                "command-timeout",
+            ]
             where arguments.value(option) != nil {
                 throw .usage("--\(option) is for a store in etcd; it needs --etcd")
             }
@@ -144,8 +219,10 @@ extension StoreLocation {
         }
         let cache = arguments.value("etcd-cache")
         if cache?.isEmpty == true { throw .usage("--etcd-cache FILE is empty") }
-        let tls = try EtcdTLSFiles(parsing: arguments, environment: ProcessInfo.processInfo.environment)
-        let location = StoreLocation.etcd(endpoints: endpoints, prefix: prefix, user: user, cache: cache, tls: tls)
+        let connection = try EtcdConnectionSettings(
+            parsing: arguments, environment: ProcessInfo.processInfo.environment)
+        let location = StoreLocation.etcd(
+            endpoints: endpoints, prefix: prefix, user: user, cache: cache, connection: connection)
         try refuseFile(arguments, option: location.commandLineSpelling)
         return location
     }

@@ -13,8 +13,8 @@ enum StoreLocation: Sendable, Equatable {
     case standard(application: String)
     /// The store kept in the etcd cluster at `endpoints`, under the keys that start with `prefix`, as `user` when
     /// the cluster has authentication, with its local copy in the file `cache` (`--etcd-cache`) when given, reached
-    /// with the TLS files `tls`.
-    case etcd(endpoints: [String], prefix: String, user: EtcdUser?, cache: String?, tls: EtcdTLSFiles)
+    /// with the TLS files and timeouts of `connection`.
+    case etcd(endpoints: [String], prefix: String, user: EtcdUser?, cache: String?, connection: EtcdConnectionSettings)
 
     /// The options that say which store a command works on, instead of FILE.
     static let options = [
@@ -32,13 +32,10 @@ enum StoreLocation: Sendable, Equatable {
         case .suite(let name, let application?):
             return "--suite \(shellQuoted(name)) --app \(shellQuoted(application))"
         case .standard(let application): return "--standard \(shellQuoted(application))"
-        case .etcd(let endpoints, let prefix, let user, let cache, let tls):
+        case .etcd(let endpoints, let prefix, let user, let cache, let connection):
             var store = "--etcd \(shellQuoted(endpoints.joined(separator: ","))) --prefix \(shellQuoted(prefix))"
             if let cache { store += " --etcd-cache \(shellQuoted(cache))" }
-            for (option, path) in [("cacert", tls.certificateAuthorities), ("cert", tls.certificate), ("key", tls.key)]
-            {
-                if let path { store += " --\(option) \(shellQuoted(path))" }
-            }
+            store += connection.commandLineSpelling
             guard let user else { return store }
             return store
                 + " --etcd-user \(shellQuoted(user.name)) --etcd-password-file \(shellQuoted(user.passwordFile))"

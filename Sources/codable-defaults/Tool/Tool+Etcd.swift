@@ -12,7 +12,7 @@ import Foundation
 
 extension Tool {
     /// Opens the store kept in etcd at `endpoints` under `prefix`, with the `.manual` save mode, as `user` when
-    /// given, with the TLS files `tls`.
+    /// given, with the TLS files and timeouts of `connection`.
     ///
     /// The library's initializer is `async`; the tool waits for it on its thread (`Defaults.openingEtcd`).
     ///
@@ -20,7 +20,7 @@ extension Tool {
     ///   naming the password file when it cannot be read or is not UTF-8; what the initializer throws when etcd
     ///   cannot be read or refuses the user).
     func openEtcd(
-        _ endpoints: [String], prefix: String, user: EtcdUser?, cache: String?, tls: EtcdTLSFiles
+        _ endpoints: [String], prefix: String, user: EtcdUser?, cache: String?, connection: EtcdConnectionSettings
     ) throws(DefaultsError) -> Defaults {
         var urls: [URL] = []
         for endpoint in endpoints {
@@ -33,7 +33,8 @@ extension Tool {
         if let user { password = try readPassword(from: user.passwordFile) }
         let localCopy = cache.map { URL(fileURLWithPath: ArgumentPath.absolute($0)) }
         return try Defaults.openingEtcd(
-            urls, prefix: prefix, saveMode: .manual, username: user?.name, password: password, tls: tls.library,
+            urls, prefix: prefix, saveMode: .manual, username: user?.name, password: password,
+            tls: connection.tls.library, timeouts: connection.timeouts,
             localCopy: localCopy,
             onError: { notice in
                 // Opening from the local copy is a note, not a failure: the command answers from it.

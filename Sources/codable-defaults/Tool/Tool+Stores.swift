@@ -30,8 +30,8 @@ extension Tool {
                 defaults = try Defaults(
                     url: Defaults.suiteURL(named: "defaults", application: application), saveMode: .manual,
                     options: options)
-            case .etcd(let endpoints, let prefix, let user, let cache, let tls):
-                defaults = try openEtcd(endpoints, prefix: prefix, user: user, cache: cache, tls: tls)
+            case .etcd(let endpoints, let prefix, let user, let cache, let connection):
+                defaults = try openEtcd(endpoints, prefix: prefix, user: user, cache: cache, connection: connection)
             }
         } catch {
             throw ToolError(opening: error)

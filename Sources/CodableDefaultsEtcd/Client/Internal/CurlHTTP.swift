@@ -40,7 +40,7 @@
         ///   ``EtcdError/Code/badResponse`` when the answer is over `maximumAnswerSize` bytes.
         static func post(
             url: String, body: Data, headers: [(String, String)], tls: EtcdTLS? = nil, pool: CurlHandlePool? = nil,
-            timeout: TimeInterval, maximumAnswerSize: Int, endpoint: String
+            connectTimeout: TimeInterval = .infinity, timeout: TimeInterval, maximumAnswerSize: Int, endpoint: String
         ) throws -> PlainHTTP.Answer {
             let curl = try loaded(endpoint: endpoint)
             let sink = Sink(limit: maximumAnswerSize)
@@ -57,14 +57,19 @@
                 sink.data.append(UnsafeRawPointer(bytes).assumingMemoryBound(to: UInt8.self), count: length)
                 return length
             }
-            let milliseconds = max(1, Int((timeout * 1000).rounded(.up)))
+            let milliseconds = Self.milliseconds(timeout)
+            let connectMilliseconds = Self.milliseconds(min(connectTimeout, timeout))
             let outcome = try withExtendedLifetime(sink) {
                 try transfer(
                     curl, url: url, body: body, headers: headers, tls: tls, endpoint: endpoint, pool: pool,
                     write: write,
                     box: Unmanaged.passUnretained(sink).toOpaque()
                 ) { handle in
-                    curl.setLong(handle, Option.timeoutMilliseconds, milliseconds)
+                    let settings = [
+                        curl.setLong(handle, Option.timeoutMilliseconds, milliseconds),
+                        curl.setLong(handle, Option.connectTimeoutMilliseconds, connectMilliseconds),
+                    ]
+                    return settings.first { $0 != 0 } ?? 0
                 }
             }
             if sink.isTooLarge {
@@ -74,6 +79,12 @@
             }
             if let failure = outcome.failure { throw EtcdError(.unreachable, endpoint: endpoint, message: failure) }
             return PlainHTTP.Answer(status: outcome.status, body: sink.data)
+        }
+
+        /// `seconds` as libcurl's whole milliseconds: at least 1 (0 means no timeout to libcurl), at most `Int.max`.
+        static func milliseconds(_ seconds: TimeInterval) -> Int {
+            let milliseconds = (seconds * 1000).rounded(.up)
+            return milliseconds >= Double(Int.max) ? Int.max : max(1, Int(milliseconds))
         }
 
         /// Cleans up the idle handles of `pool` (nothing when libcurl was never found: it then holds none).
@@ -358,6 +369,7 @@
             static let sslKey: Int32 = 10_087
             static let noSignal: Int32 = 99
             static let timeoutMilliseconds: Int32 = 155
+            static let connectTimeoutMilliseconds: Int32 = 156
             static let protocols: Int32 = 181
             static let redirectProtocols: Int32 = 182
             static let writeFunction: Int32 = 20_011

@@ -23,8 +23,8 @@
         /// `maximumMessageSize` bytes ends the watch with ``EtcdError/Code/badResponse`` instead of growing without
         /// bound.
         init(
-            url: String, body: Data, headers: [(String, String)], tls: EtcdTLS?, idleTimeout: TimeInterval,
-            maximumMessageSize: Int, endpoint: URL
+            url: String, body: Data, headers: [(String, String)], tls: EtcdTLS?, connectTimeout: TimeInterval,
+            idleTimeout: TimeInterval, maximumMessageSize: Int, endpoint: URL
         ) {
             let (messages, continuation) = AsyncThrowingStream.makeStream(of: Wire.WatchMessage.self)
             self.messages = messages
@@ -36,7 +36,9 @@
                     endpoint: endpoint, maximumMessageSize: maximumMessageSize, continuation: continuation)
                 do throws(EtcdError) {
                     let curl = try CurlHTTP.loaded(endpoint: endpoint.absoluteString)
-                    let transfer = Transfer(curl: curl, reader: reader, control: control, idleTimeout: idleTimeout)
+                    let transfer = Transfer(
+                        curl: curl, reader: reader, control: control, connectTimeout: connectTimeout,
+                        idleTimeout: idleTimeout)
                     let outcome = try withExtendedLifetime(transfer) { () throws(EtcdError) in
                         try CurlHTTP.transfer(
                             curl, url: url, body: body, headers: headers, tls: tls, endpoint: endpoint.absoluteString,
@@ -65,6 +67,7 @@
             let curl: CurlHTTP.Library
             let reader: WatchReader
             let control: CurlTransferControl
+            let connectTimeout: TimeInterval
             let idleTimeout: TimeInterval
             /// When data last arrived (or the transfer started), by the monotonic clock.
             var lastData = DispatchTime.now()
@@ -72,15 +75,19 @@
             var timedOut = false
             var handle: OpaquePointer?
 
-            init(curl: CurlHTTP.Library, reader: WatchReader, control: CurlTransferControl, idleTimeout: TimeInterval) {
+            init(
+                curl: CurlHTTP.Library, reader: WatchReader, control: CurlTransferControl, connectTimeout: TimeInterval,
+                idleTimeout: TimeInterval
+            ) {
                 self.curl = curl
                 self.reader = reader
                 self.control = control
+                self.connectTimeout = connectTimeout
                 self.idleTimeout = idleTimeout
             }
 
             /// The watch's progress callback, which ends it when cancelled or silent for too long (in place of the
-            /// one of its ``CurlTransferControl``, which follows its sockets).
+            /// one of its ``CurlTransferControl``, which follows its sockets), and its connect timeout.
             func configure(_ handle: OpaquePointer) -> Int32 {
                 self.handle = handle
                 let box = Unmanaged.passUnretained(self).toOpaque()
@@ -89,6 +96,8 @@
                         handle, CurlHTTP.Option.transferInfoFunction,
                         unsafeBitCast(Self.progress(), to: CurlHTTP.Callback.self)),
                     curl.setPointer(handle, CurlHTTP.Option.progressData, box),
+                    curl.setLong(
+                        handle, CurlHTTP.Option.connectTimeoutMilliseconds, CurlHTTP.milliseconds(connectTimeout)),
                 ]
                 return settings.first { $0 != 0 } ?? 0
             }

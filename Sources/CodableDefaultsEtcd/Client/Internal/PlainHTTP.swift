@@ -31,12 +31,13 @@ enum PlainHTTP {
     /// - Throws: ``EtcdError/Code/unreachable`` (connection refused, timed out, host not found, connection
     ///   lost) naming `endpoint`.
     static func post(
-        host: String, port: Int, path: String, body: Data, headers: [(String, String)], timeout: TimeInterval,
-        maximumAnswerSize: Int, endpoint: String
+        host: String, port: Int, path: String, body: Data, headers: [(String, String)],
+        connectTimeout: TimeInterval = .infinity, timeout: TimeInterval, maximumAnswerSize: Int, endpoint: String
     ) throws -> Answer {
         do throws(Failure) {
             let deadline = Date().addingTimeInterval(timeout)
-            let socket = try PlainSocket.open(host: host, port: port, deadline: deadline)
+            let connected = Date().addingTimeInterval(min(connectTimeout, timeout))
+            let socket = try PlainSocket.open(host: host, port: port, deadline: connected)
             defer { close(socket) }
             var head = "POST \(path) HTTP/1.0\r\nHost: \(host):\(port)\r\nContent-Length: \(body.count)\r\n"
             for (name, value) in headers { head += "\(name): \(value)\r\n" }

@@ -19,6 +19,7 @@ enum PlainSocket {
 
     /// A connected, non-blocking socket to the first address of `host:port` that accepts before `deadline`.
     static func open(host: String, port: Int, deadline: Date) throws(Failure) -> Int32 {
+        let budget = max(0, Int((deadline.timeIntervalSinceNow * 1000).rounded()))
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)
@@ -52,7 +53,7 @@ enum PlainSocket {
                 }
                 guard ready else {
                     close(descriptor)
-                    throw Failure(reason: "timed out connecting")
+                    throw Failure(reason: "timed out connecting (after \(budget) ms)")
                 }
                 var error: Int32 = 0
                 var length = socklen_t(MemoryLayout<Int32>.size)

@@ -41,13 +41,14 @@ final class PlainWatchConnection: WatchTransport {
     /// The most bytes the status line and headers of the answer may take.
     static let maximumHeadSize = 64 << 10
 
-    /// Starts the request on a thread of its own: connecting and sending within `requestTimeout`, then reading
+    /// Starts the request on a thread of its own: connecting within `connectTimeout` (and `requestTimeout`), sending
+    /// within `requestTimeout`, then reading
     /// until the end of the answer, each wait for data bounded by `idleTimeout`. A message (or an error answer)
     /// over `maximumMessageSize` bytes ends the watch with ``EtcdError/Code/badResponse`` instead of growing
     /// without bound.
     init(
-        endpoint: URL, host: String, port: Int, body: Data, token: String?, requestTimeout: TimeInterval,
-        idleTimeout: TimeInterval, maximumMessageSize: Int
+        endpoint: URL, host: String, port: Int, body: Data, token: String?, connectTimeout: TimeInterval = .infinity,
+        requestTimeout: TimeInterval, idleTimeout: TimeInterval, maximumMessageSize: Int
     ) {
         (messages, continuation) = AsyncThrowingStream.makeStream(of: Wire.WatchMessage.self)
         self.endpoint = endpoint
@@ -61,8 +62,8 @@ final class PlainWatchConnection: WatchTransport {
         continuation.onTermination = { [socket] _ in Self.shutDown(socket) }
         let thread = Thread { [self] in
             run(
-                host: host, port: port, request: request, requestTimeout: requestTimeout, idleTimeout: idleTimeout,
-                limit: maximumMessageSize)
+                host: host, port: port, request: request, connectTimeout: min(connectTimeout, requestTimeout),
+                requestTimeout: requestTimeout, idleTimeout: idleTimeout, limit: maximumMessageSize)
         }
         thread.name = "CodableDefaultsEtcd.watch"
         thread.start()
@@ -81,12 +82,12 @@ final class PlainWatchConnection: WatchTransport {
 
     /// The reading thread: the exchange, then the end of `messages` with its outcome.
     private func run(
-        host: String, port: Int, request: [UInt8], requestTimeout: TimeInterval, idleTimeout: TimeInterval,
-        limit: Int
+        host: String, port: Int, request: [UInt8], connectTimeout: TimeInterval, requestTimeout: TimeInterval,
+        idleTimeout: TimeInterval, limit: Int
     ) {
         do throws(PlainSocket.Failure) {
             let descriptor = try PlainSocket.open(
-                host: host, port: port, deadline: Date().addingTimeInterval(requestTimeout))
+                host: host, port: port, deadline: Date().addingTimeInterval(connectTimeout))
             let adopted = socket.withLock { socket in
                 if !socket.cancelled { socket.descriptor = descriptor }
                 return !socket.cancelled
