@@ -102,6 +102,7 @@ enum CaseCatalog {
         ("outside-change", ObservationCases.outsideChange),
         ("memory-10mb", OpenCases.memory),
         ("etcd-store", EtcdCases.etcdStore),
+        ("etcd-store-tls", EtcdTLSCases.etcdStoreTLS),
     ]
 
     /// The identifiers, for `--filter` and the usage text.
