@@ -366,6 +366,39 @@ extension EtcdServer {
             }
         }
 
+        @Test func theToolWatchesOverTLSAndItsLocalCopyAnswersWhileTheMemberIsDown() async throws {
+            let pki = try await TestAuthority()
+            try await EtcdServer.with(arguments: pki.requiringClientCertificates, tls: pki.server) { server in
+                let copy = pki.path("copy.json")
+                // The local copy is one store's at a time: the watch goes without it.
+                let watched = ["--etcd", server.clientURL, "--prefix", "svc/"] + pki.etcdctlArguments
+                let store = watched + ["--etcd-cache", copy]
+                #expect(try await tool(["write"] + store + ["volume", "0.8"]).status == .exited(0))
+                let path = try Fixture.locate("codable-defaults")
+                let lines = try await onThread { () throws -> [String] in
+                    let watch = try ChildProcess(path, ["watch"] + watched + ["volume", "--initial"])
+                    var lines = [try watch.readLineBlocking(timeout: 30) ?? "end"]
+                    let writer = try ChildProcess(path, ["write"] + store + ["volume", "0.25"])
+                    lines.append("\(try writer.waitBlocking(timeout: 30))")
+                    lines.append(try watch.readLineBlocking(timeout: 30) ?? "end")
+                    watch.kill(SIGTERM)
+                    lines.append("\(try watch.waitBlocking(timeout: 30))")
+                    return lines
+                }
+                #expect(lines == ["volume\t0.8", "exit status 0", "volume\t0.25", "exit status 0"])
+
+                // The member down: the copy answers, a write is kept in it, and lands when the member is back.
+                try await server.kill(server.members[0])
+                let offline = try await tool(["read"] + store + ["volume"])
+                #expect(offline.output == ["0.25"], "\(offline.errors)")
+                #expect(offline.errors.contains("stale"), "\(offline.errors)")
+                #expect(try await tool(["write"] + store + ["volume", "0.5"]).status == .exited(0))
+                try await server.restart(server.members[0])
+                #expect(try await tool(["read"] + store + ["volume"]).output == ["0.5"])
+                #expect(try await server.etcdctlValue("svc/volume", tls: pki) == "0.5")
+            }
+        }
+
         /// A process that ends (`exit`) while its watches' TLS handshakes and streams run ends with its own status:
         /// libcurl's TLS state is never freed under a running transfer. Many exits, at moments spread over the
         /// handshakes and the first messages.
