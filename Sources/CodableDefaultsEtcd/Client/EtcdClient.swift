@@ -22,24 +22,23 @@ import Foundation
 /// sends the token in the `Authorization` header of every call; when etcd says the token is invalid (it
 /// expired, or the member restarted), the client authenticates again once and repeats the call.
 ///
-/// `https://` endpoints are checked against the system's trust store. On Apple platforms every call and the watch
-/// go through `URLSession` (App Transport Security applies to it alike; an `http://` endpoint needs an exception in
-/// the app's `Info.plist`). On Linux with glibc the client does not use `URLSession`:
-/// swift-corelibs-foundation's stops the process when an answer ends with an HTTP trailer
-/// (swift-corelibs-foundation issue 5285: a `fatalError` in every release up to Swift 6.3.x; after that, an error
-/// that loses the answer). Instead, `http://` endpoints' calls and watches are spoken in HTTP/1.0 over a socket
-/// (``PlainHTTP``, ``PlainWatchConnection``: an HTTP/1.0 answer has no trailer, and a socket read by a thread of
-/// its own waiting in `poll` costs nothing while quiet), and `https://` endpoints' calls and watches go through
-/// libcurl, the library `URLSession` speaks through there, called directly (``CurlHTTP``, ``CurlWatch``), which
-/// takes a trailer as the end of the answer it is, and ends them before the process's exit-time cleanup
-/// (``CurlTransfers``). Trailers are real: etcd 3.4's gateway sends one with every error answer over
-/// plain HTTP (over TLS it sends that metadata in headers), later gateways (grpc-gateway 1.16 and 2) send them to a
-/// request that asks with `TE: trailers`, and a proxy in front of etcd may add one; the tests check errors over
-/// HTTPS against etcd 3.4 and against a server whose every answer ends in a trailer. Where libcurl's functions
-/// cannot be found in the process, an `https://` endpoint is refused when the client is made
-/// (``EtcdError/Code/invalidEndpoint``, saying why). Elsewhere on Linux
-/// (musl, the static Linux SDK, where nothing can be looked up at run time) `https://` calls and every watch still
-/// go through `URLSession`.
+/// `https://` endpoints are checked against the system's trust store, or the authorities of ``tls`` (``EtcdTLS``, which
+/// also gives the client certificate a cluster may require; Linux with glibc only, so far). On Apple platforms every
+/// call and the watch go through `URLSession` (App Transport Security applies to it alike; an `http://` endpoint needs
+/// an exception in the app's `Info.plist`). On Linux with glibc the client does not use `URLSession`:
+/// swift-corelibs-foundation's stops the process when an answer ends with an HTTP trailer (swift-corelibs-foundation
+/// issue 5285: a `fatalError` in every release up to Swift 6.3.x; after that, an error that loses the answer). Instead,
+/// `http://` endpoints' calls and watches are spoken in HTTP/1.0 over a socket (``PlainHTTP``,
+/// ``PlainWatchConnection``: an HTTP/1.0 answer has no trailer, and a socket read by a thread of its own waiting in
+/// `poll` costs nothing while quiet), and `https://` endpoints' calls and watches go through libcurl, the library
+/// `URLSession` speaks through there, called directly (``CurlHTTP``, ``CurlWatch``), which takes a trailer as the end
+/// of the answer it is, and ends them before the process's exit-time cleanup (``CurlTransfers``). Trailers are real:
+/// etcd 3.4's gateway sends one with every error answer over plain HTTP (over TLS it sends that metadata in headers),
+/// later gateways (grpc-gateway 1.16 and 2) send them to a request that asks with `TE: trailers`, and a proxy in front
+/// of etcd may add one; the tests check errors over HTTPS against etcd 3.4 and against a server whose every answer ends
+/// in a trailer. Where libcurl's functions cannot be found in the process, an `https://` endpoint is refused when the
+/// client is made (``EtcdError/Code/invalidEndpoint``, saying why). Elsewhere on Linux (musl, the static Linux SDK,
+/// where nothing can be looked up at run time) `https://` calls and every watch still go through `URLSession`.
 ///
 /// - Throws: Every call throws ``EtcdError`` (naming the endpoint and quoting etcd); a watch also ends with
 ///   `CancellationError` when its task is cancelled. A cancelled task's other calls run to their end (bounded

@@ -4,7 +4,7 @@
     import Glibc
 
     /// One POST over HTTPS with libcurl's easy interface, for the `https://` endpoints' unary calls on Linux with
-    /// glibc.
+    /// glibc (and the transfer under their watches, ``CurlWatch``).
     ///
     /// Why not URLSession: swift-corelibs-foundation's URLSession (every release up to Swift 6.3.x) stops the
     /// process when an answer ends with an HTTP trailer: libcurl hands the trailer's lines to URLSession's header
@@ -17,12 +17,15 @@
     ///
     /// libcurl is the library URLSession itself speaks through on Linux (`libFoundationNetworking` links it), so
     /// it is already in the process: the client finds its functions there (`dlsym`), or loads `libcurl.so.4`, and
-    /// needs no package. The TLS settings are libcurl's defaults, as URLSession leaves them: the peer's
-    /// certificate and host name are checked against the system's trust store (the first of URLSession's list of
-    /// bundle files when libcurl was built without one), proxies come from the environment.
+    /// needs no package. The TLS settings are libcurl's defaults, as URLSession leaves them, but for the files of
+    /// ``EtcdTLS``: the peer's certificate and host name are checked against the system's trust store (the first of
+    /// URLSession's list of bundle files when libcurl was built without one) or the authorities given, a client
+    /// certificate is presented when given, proxies come from the environment. No redirect is followed.
     ///
-    /// Blocking I/O on the calling thread, bounded by `timeout` from connect to the end of the answer; it needs no
-    /// other thread, like ``PlainHTTP``.
+    /// Blocking I/O on the calling thread, bounded by `timeout` from connect to the end of the answer (and the
+    /// connection by `connectTimeout`); it needs no other thread, like ``PlainHTTP``. A client's calls reuse libcurl
+    /// handles and their connections (``CurlHandlePool``); the process's exit ends every transfer before the TLS
+    /// library's own exit handler runs (``CurlTransfers``).
     enum CurlHTTP {
         /// Whether libcurl's functions could be found; `nil` when they could, else why not (an `https://`
         /// endpoint is then refused when the client is made, before any call).
