@@ -13,10 +13,13 @@ struct ExportCommand: ToolCommand {
     static let configuration = CommandConfiguration(
         name: "export",
         origin: .defaults,
-        abstract: "Write the store's JSON to DEST, or to standard output (no DEST, or -).",
+        abstract: "Write the store's JSON (or a property list) to DEST, or to standard output (no DEST, or -).",
         store: [.layers], arguments: [.value("DEST", .optional)],
         discussion: [
-            "Writes the store file's format: one member per line, sorted by key, each value compact. DEST is "
+            "Writes the store file's format: one member per line, sorted by key, each value compact; a DEST whose "
+                + "name ends in .plist gets an XML property list instead (what defaults import reads): a number an "
+                + "integer when it is whole and fits in 64 bits, else a real; a value that holds null, which a "
+                + "property list cannot, exits with 1 naming its key, and nothing is written. DEST is "
                 + "replaced atomically (created with mode 0600). DEST cannot be the store file itself, however "
                 + "it is spelled (a link, a hard link, a linked directory such as here/s.json with here -> .): "
                 + "files are compared by device and inode, and such a DEST is a usage error naming both paths.",
@@ -27,6 +30,7 @@ struct ExportCommand: ToolCommand {
         ],
         examples: [
             "codable-defaults export settings.json backup.json", "codable-defaults export --suite prefs",
+            "codable-defaults export settings.json com.example.app.plist",
         ])
 
     /// The store the command works on, and its option groups.
@@ -49,11 +53,14 @@ struct ExportCommand: ToolCommand {
             store.layers.isEmpty && (store.layers.showSecrets || !tool.holdsSecrets(opened))
             ? try tool.storedMembers(opened)
             : try tool.effectiveMembers(opened, secrets: store.layers.showSecrets ? .shown : .refused).members
-        let text = JSONText.storeFile(members)
         guard let destination else {
-            try Output.print(text)
+            try Output.print(JSONText.storeFile(members))
             return
         }
+        // As `defaults export` writes one: an XML property list, for a DEST named so.
+        let text =
+            destination.lowercased().hasSuffix(".plist")
+            ? try PropertyList.xml(members, path: destination) : JSONText.storeFile(members)
         // A symbolic link is written through (the link stays a link); anything but a regular file is
         // refused rather than replaced (`export FILE /dev/stdout` would otherwise replace the device link).
         // The same file is told by its device and inode (or, for a file not yet made, its directory's and its

@@ -72,7 +72,8 @@ enum HelpText {
             missing keys.
           - rename overwrites NEW, as defaults(1) does; like -array-add and -dict-add, it is one atomic
             update under the file's lock.
-          - import and export take JSON files, not plists; export FILE - writes to standard output, as
+          - import takes a JSON file or a property list (XML or binary); export writes JSON, or an XML
+            property list to a DEST named *.plist; export FILE - writes JSON to standard output, as
             without DEST, but import reads a file only (no - for standard input).
           - Not here: domains, find, read -app / -host / -currentHost (a store is one file).
         \(added)
