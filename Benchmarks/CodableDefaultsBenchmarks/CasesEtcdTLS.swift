@@ -49,10 +49,13 @@ enum EtcdTLSCases {
                 certificate: URL(fileURLWithPath: pki.client.certificate), key: URL(fileURLWithPath: pki.client.key))
             let client = try EtcdClient(endpoints: [server.endpoint], tls: tls)
             try waitUntilServing(client)
-            func open(_ prefix: String = "bench/", _ mode: Defaults.SaveMode = .immediate) throws -> Defaults {
+            func open(
+                _ prefix: String = "bench/", _ mode: Defaults.SaveMode = .immediate,
+                options: Defaults.Options = .default
+            ) throws -> Defaults {
                 do {
                     return try Defaults.openingEtcd(
-                        [URL(string: server.endpoint)!], prefix: prefix, saveMode: mode, tls: tls)
+                        [URL(string: server.endpoint)!], prefix: prefix, saveMode: mode, tls: tls, options: options)
                 } catch {
                     throw BenchmarkError("etcd-store-tls: \(error)")
                 }
@@ -60,7 +63,10 @@ enum EtcdTLSCases {
             let a = try open()
             let b = try open()
             let later = try open("bench/", .manual)
+            // The same set without its history record, to tell what the record costs.
+            let unrecorded = try open("bench/", options: Defaults.Options(history: .off))
             let key = Defaults.Key<Int>("counter", default: 0)
+            let other = Defaults.Key<Int>("unrecorded", default: 0)
             let rounds = sampling.warmup + sampling.samples
             func keep(_ round: Int, _ time: UInt64, in times: inout [Double]) {
                 if round >= sampling.warmup { times.append(Double(time)) }
@@ -68,16 +74,19 @@ enum EtcdTLSCases {
 
             // An .immediate set against the client's put (kept alive, and over a new connection).
             var setTimes: [Double] = []
+            var unrecordedSetTimes: [Double] = []
             var putTimes: [Double] = []
             var freshPutTimes: [Double] = []
             for round in 0..<rounds {
                 var set: UInt64 = 0
+                var unrecordedSet: UInt64 = 0
                 var put: UInt64 = 0
                 var fresh: UInt64 = 0
                 try inTurn(
                     round,
                     [
                         { set = elapsed { a[key] = round + 1 } },
+                        { unrecordedSet = elapsed { unrecorded[other] = round + 1 } },
                         {
                             // Under the prefix the three handles watch: etcd sends it to their watches as it sends
                             // the set.
@@ -89,6 +98,7 @@ enum EtcdTLSCases {
                         },
                     ])
                 keep(round, set, in: &setTimes)
+                keep(round, unrecordedSet, in: &unrecordedSetTimes)
                 keep(round, put, in: &putTimes)
                 keep(round, fresh, in: &freshPutTimes)
             }
@@ -198,6 +208,7 @@ enum EtcdTLSCases {
             progress("etcd-store-tls: the client opened \(client.httpsConnections.opened) connections")
             result.figures = [
                 Figure(contender: ".immediate set", stats: Stats(setTimes)),
+                Figure(contender: ".immediate set, history off", stats: Stats(unrecordedSetTimes)),
                 Figure(contender: "client: put, kept-alive TLS", stats: Stats(putTimes)),
                 Figure(contender: "client: put, a new TLS connection each", stats: Stats(freshPutTimes)),
                 Figure(contender: "change to the other handle's observer", stats: Stats(observedTimes)),

@@ -121,11 +121,11 @@ extension Defaults {
     /// - Throws: What the initializer throws.
     package static func openingEtcd(
         _ endpoints: [URL], prefix: String, saveMode: SaveMode, username: String? = nil, password: String? = nil,
-        tls: EtcdTLS? = nil, timeouts: EtcdTimeouts = EtcdTimeouts(), localCopy: URL? = nil,
-        onError: (@Sendable (DefaultsError) -> Void)? = nil
+        tls: EtcdTLS? = nil, timeouts: EtcdTimeouts = EtcdTimeouts(), options: Options = .default,
+        localCopy: URL? = nil, onError: (@Sendable (DefaultsError) -> Void)? = nil
     ) throws(DefaultsError) -> Defaults {
-        let storage = try etcdStorage(endpoints, prefix, username, password, tls, timeouts, .default, localCopy)
-        return try Defaults(engine: storage, saveMode: saveMode, options: .default, onError: onError)
+        let storage = try etcdStorage(endpoints, prefix, username, password, tls, timeouts, options, localCopy)
+        return try Defaults(engine: storage, saveMode: saveMode, options: options, onError: onError)
     }
 }
 
