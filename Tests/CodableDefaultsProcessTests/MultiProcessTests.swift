@@ -186,7 +186,8 @@ final class ServedStore {
                     + "print('locked', flush=True); time.sleep(60)",
             ])
         #expect(try await holder.readLine(timeout: 30) == "locked")
-        let defaults = try openFresh(dir.file())
+        // The save waits until the kernel releases the lock, whatever the load (not the default 10 s).
+        let defaults = try openFresh(dir.file(), options: .init(lockTimeout: .seconds(300)))
         defaults[.count] = 1
         let finished = Recorder<Bool>()
         let thread = Thread {
@@ -202,7 +203,8 @@ final class ServedStore {
         #expect(finished.values.isEmpty, "the save waits for the lock")
         holder.kill(SIGKILL)
         _ = try await holder.wait(timeout: 30)
-        let deadline = Date().addingTimeInterval(10)
+        // A guard against a hang, not a time the release is expected to take.
+        let deadline = Date().addingTimeInterval(120)
         while finished.values.isEmpty && Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
         #expect(finished.values == [true], "the kernel released the dead holder's lock")
         #expect(try openFresh(dir.file())[.count] == 1)
