@@ -76,6 +76,19 @@ import Testing
             }
         }
 
+        /// The longest timeouts a `Duration` holds convert without a trap, on both transports.
+        @Test func theLongestTimeoutsAreTaken() async throws {
+            let refusing = try RefusingPort()
+            let longest = EtcdTimeouts(connect: .seconds(Int64.max), request: .seconds(Int64.max))
+            for scheme in ["http", "https"] {
+                let error = await #expect(throws: DefaultsError.self) {
+                    _ = try await Defaults(
+                        etcd: [URL(string: "\(scheme)://127.0.0.1:\(refusing.port)")!], prefix: "p/", timeouts: longest)
+                }
+                #expect(error?.code == .readFailed, "\(scheme): \(String(describing: error))")
+            }
+        }
+
         @Test func theToolTakesEtcdctlsTimeoutOptions() async throws {
             let silent = try UnansweredPort()
             let path = try Fixture.locate("codable-defaults")

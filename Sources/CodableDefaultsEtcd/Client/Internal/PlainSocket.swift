@@ -19,7 +19,8 @@ enum PlainSocket {
 
     /// A connected, non-blocking socket to the first address of `host:port` that accepts before `deadline`.
     static func open(host: String, port: Int, deadline: Date) throws(Failure) -> Int32 {
-        let budget = max(0, Int((deadline.timeIntervalSinceNow * 1000).rounded()))
+        // For the message of a timeout; bounded, so that a deadline centuries away converts without a trap.
+        let budget = Int(min(max(0, deadline.timeIntervalSinceNow * 1000), 1e15).rounded())
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         #if canImport(Glibc)
