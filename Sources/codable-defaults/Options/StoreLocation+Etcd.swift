@@ -86,9 +86,6 @@ struct EtcdConnectionSettings: Sendable, Equatable {
         }
     }
 
-    /// No TLS file, the default timeouts.
-    init() {}
-
     /// The options that say these settings, for a command line: none for the defaults.
     var commandLineSpelling: String {
         var spelled = ""
