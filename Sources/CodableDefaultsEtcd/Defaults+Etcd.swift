@@ -91,7 +91,7 @@ extension Defaults {
             throw DefaultsError(.invalidArgument, "the \(name) timeout is \(value); it must be more than zero")
         }
         switch tls?.problem() {
-        case .unpaired(let message)?: throw DefaultsError(.invalidArgument, message)
+        case .invalid(let message)?: throw DefaultsError(.invalidArgument, message)
         case .unusable(let option, let path, let reason)?:
             throw DefaultsError(.readFailed, "\(option): \(reason)", path: path)
         case nil: break

@@ -2,7 +2,8 @@ import Foundation
 
 /// The TLS files a store reaches an `https://` cluster with, as etcdctl's `--cacert`, `--cert` and `--key` name
 /// them: the authority that signs the members' certificates (in place of the system's trust store), and the client
-/// certificate with its private key that a cluster started with `--client-cert-auth` requires. Each a PEM file.
+/// certificate with its private key that a cluster started with `--client-cert-auth` requires, each a PEM file; and,
+/// for a cluster reached by an address its certificates do not name, the name they do (``serverName``).
 ///
 /// ```swift
 /// let tls = EtcdTLS(
@@ -26,28 +27,33 @@ public struct EtcdTLS: Sendable, Hashable {
     public var certificate: URL?
     /// The PEM file of the client certificate's private key (etcdctl's `--key`); given with ``certificate``.
     public var key: URL?
+    /// The name the members' certificates are checked against (and TLS's server name indication), instead of
+    /// each endpoint's host: for a cluster reached by address whose certificates name a host. `nil`: the host.
+    public var serverName: String?
 
-    /// TLS files; each `nil` by default. A certificate needs its key, and a key its certificate (checked when the
-    /// store opens).
-    public init(certificateAuthorities: URL? = nil, certificate: URL? = nil, key: URL? = nil) {
+    /// TLS files and the server name; each `nil` by default. A certificate needs its key, and a key its
+    /// certificate (checked when the store opens).
+    public init(certificateAuthorities: URL? = nil, certificate: URL? = nil, key: URL? = nil, serverName: String? = nil)
+    {
         self.certificateAuthorities = certificateAuthorities
         self.certificate = certificate
         self.key = key
+        self.serverName = serverName
     }
 
     /// What makes the files unusable, if anything: a certificate without its key (or a key without its
-    /// certificate), or a file this process cannot read or that holds no PEM block (its option, its path, and why;
+    /// certificate), an empty server name, or a file this process cannot read or that holds no PEM block (its option, its path, and why;
     /// never a line of it).
     enum Problem: Error {
-        /// A certificate or key given without its pair.
-        case unpaired(String)
+        /// A certificate or key given without its pair, or an empty server name.
+        case invalid(String)
         /// A file that cannot be read, or is not PEM.
         case unusable(option: String, path: String, reason: String)
 
         /// The problem as a sentence.
         var message: String {
             switch self {
-            case .unpaired(let message): message
+            case .invalid(let message): message
             case .unusable(let option, let path, let reason): "\(option) \(path): \(reason)"
             }
         }
@@ -57,8 +63,9 @@ public struct EtcdTLS: Sendable, Hashable {
     func problem() -> Problem? {
         if (certificate == nil) != (key == nil) {
             let given = certificate == nil ? "a key (--key)" : "a client certificate (--cert)"
-            return .unpaired("\(given) is given without its pair: give --cert and --key")
+            return .invalid("\(given) is given without its pair: give --cert and --key")
         }
+        if serverName?.isEmpty == true { return .invalid("the server name is empty") }
         let files = [("--cacert", certificateAuthorities), ("--cert", certificate), ("--key", key)]
         for case (let option, let url?) in files {
             let bytes: Data

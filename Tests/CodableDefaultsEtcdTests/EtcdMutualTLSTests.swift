@@ -399,6 +399,33 @@ extension EtcdServer {
             }
         }
 
+        /// A member reached by address whose certificate names a host: the server name says which name to check.
+        @Test func aServerNameChecksTheCertificateAgainstTheNameItHas() async throws {
+            let pki = try await TestAuthority()
+            try await EtcdServer.with(arguments: pki.requiringClientCertificates, tls: pki.namedServer) { server in
+                func client(_ name: String?) throws -> EtcdClient {
+                    var tls = EtcdTLS(paths: pki.authority, certificate: pki.client.certificate, key: pki.client.key)
+                    tls.serverName = name
+                    return try EtcdClient(endpoints: [server.clientURL], tls: tls)
+                }
+                let named = try client("etcd.test")
+                let revision = try await named.put(Array("app/a".utf8), Array("1".utf8))
+                let recorder = WatchRecorder(named.watch(prefix: Array("app/".utf8), startRevision: revision))
+                #expect(try await recorder.waitForEvents(1).map(\.value) == [Array("1".utf8)])
+
+                for name in [nil, "other.test"] {
+                    let error = await #expect(throws: EtcdError.self) {
+                        try await client(name).get(Array("app/a".utf8))
+                    }
+                    #expect(
+                        error?.description.contains("does not name the endpoint's host") == true,
+                        "\(String(describing: name)): \(String(describing: error))")
+                }
+                let empty = #expect(throws: EtcdError.self) { try client("") }
+                #expect(empty?.message.contains("the server name is empty") == true)
+            }
+        }
+
         /// A process that ends (`exit`) while its watches' TLS handshakes and streams run ends with its own status:
         /// libcurl's TLS state is never freed under a running transfer. Many exits, at moments spread over the
         /// handshakes and the first messages.

@@ -55,6 +55,8 @@ struct TestAuthority {
     var authority: String { path("ca.pem") }
     /// The server certificate and key of the members.
     var server: (certificate: String, key: String) { (path("server.pem"), path("server.key")) }
+    /// A server certificate that names the host `etcd.test` only (no address), and its key.
+    var namedServer: (certificate: String, key: String) { (path("named-server.pem"), path("named-server.key")) }
     /// A client certificate the authority signed, and its key.
     var client: (certificate: String, key: String) { (path("client.pem"), path("client.key")) }
     /// A second client certificate the authority signed, and its key: a renewal of ``client``.
@@ -93,6 +95,8 @@ struct TestAuthority {
             }
             authority ca; authority other-ca
             signed ca server /O=etcd-member "subjectAltName=IP:127.0.0.1
+            extendedKeyUsage=serverAuth,clientAuth"
+            signed ca named-server /O=etcd-member "subjectAltName=DNS:etcd.test
             extendedKeyUsage=serverAuth,clientAuth"
             signed ca client /O=client "extendedKeyUsage=clientAuth"
             signed ca renewed-client /O=client "extendedKeyUsage=clientAuth"

@@ -153,12 +153,25 @@
                 list = longer
             }
             let scheme = url.lowercased().hasPrefix("https:") ? Scheme.https : Scheme.http
+            // With a server name, the URL names it (the name TLS sends and checks the certificate against) and
+            // libcurl connects to the endpoint's host and port instead (`CURLOPT_CONNECT_TO`).
+            var connectTo: OpaquePointer?
+            defer { curl.slistFreeAll(connectTo) }
+            var url = url
+            if scheme == Scheme.https, let name = tls?.serverName, let named = Self.url(url, naming: name) {
+                guard let entry = curl.slistAppend(nil, named.connectTo) else {
+                    throw EtcdError(.unreachable, endpoint: endpoint, message: "libcurl could not take a server name")
+                }
+                connectTo = entry
+                url = named.url
+            }
             var errorText = [CChar](repeating: 0, count: 256 + 1)  // CURL_ERROR_SIZE
             let code: Int32 = url.withCString { url in
                 body.withUnsafeBytes { body in
                     errorText.withUnsafeMutableBufferPointer { errorText in
                         let settings: [Int32] = [
                             curl.setPointer(handle, Option.url, url),
+                            curl.setPointer(handle, Option.connectTo, UnsafeRawPointer(connectTo)),
                             curl.setLong(handle, Option.protocols, scheme),
                             curl.setLong(handle, Option.redirectProtocols, scheme),
                             // No redirect is followed (libcurl's default, said here): a 3xx is an error.
@@ -196,7 +209,7 @@
                 let detail = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
                 let meaning = curl.strerror(code).map { String(cString: $0) } ?? "libcurl error"
                 let said = detail.isEmpty || detail == meaning ? meaning : "\(meaning): \(detail)"
-                let hint = scheme == Scheme.https ? tlsHint(code).map { "; \($0)" } ?? "" : ""
+                let hint = scheme == Scheme.https ? tlsHint(code, detail).map { "; \($0)" } ?? "" : ""
                 return (0, "\(said) (libcurl error \(code))\(hint)")
             }
             var status = 0
@@ -211,13 +224,28 @@
             return (status, nil)
         }
 
+        /// `url` with its host replaced by `name`, and libcurl's `CURLOPT_CONNECT_TO` entry that sends its
+        /// connections to the original host and port (`name:port:host:port`, an IPv6 address in brackets); `nil` for
+        /// a URL without a host.
+        static func url(_ url: String, naming name: String) -> (url: String, connectTo: String)? {
+            guard var components = URLComponents(string: url), let host = components.host else { return nil }
+            let port = components.port ?? 443
+            let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+            components.host = name
+            guard let renamed = components.string else { return nil }
+            return (renamed, "\(name):\(port):\(bracketed):\(port)")
+        }
+
         /// What a failed TLS transfer's libcurl error `code` most likely means for an etcd cluster, in the words of
         /// etcdctl's options, or `nil` for a failure that is not about TLS files.
-        private static func tlsHint(_ code: Int32) -> String? {
+        private static func tlsHint(_ code: Int32, _ detail: String) -> String? {
             switch code {
             case 58:  // CURLE_SSL_CERTPROBLEM
                 return "the client certificate (--cert) or its key (--key) cannot be used: a key that is not the "
                     + "certificate's, or a file that is not PEM"
+            case 60 where detail.contains("subject name") || detail.contains("host name"):
+                return "the member's certificate does not name the endpoint's host: reach it by a name the certificate "
+                    + "has, or give that name as the TLS files' server name"
             case 60:  // CURLE_PEER_FAILED_VERIFICATION
                 return "the member's certificate is not signed by an authority this client trusts: --cacert names "
                     + "the cluster's CA file"
@@ -368,6 +396,7 @@
             static let postFieldSize: Int32 = 60
             static let progressData: Int32 = 10_057
             static let caInfo: Int32 = 10_065
+            static let connectTo: Int32 = 10_243
             static let sslCertificate: Int32 = 10_025
             static let sslKey: Int32 = 10_087
             static let noSignal: Int32 = 99
