@@ -256,7 +256,7 @@ enum EtcdCases {
     /// Runs each of `contenders` once, the first one in round 0, the second one first in round 1, and so on
     /// round and round: none always comes first (the first call of a round runs right after the previous round's
     /// last, which may leave etcd busy) nor always last.
-    private static func inTurn(_ round: Int, _ contenders: [() throws -> Void]) throws {
+    static func inTurn(_ round: Int, _ contenders: [() throws -> Void]) throws {
         for index in 0..<contenders.count { try contenders[(round + index) % contenders.count]() }
     }
 

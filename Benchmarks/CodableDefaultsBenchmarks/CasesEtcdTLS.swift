@@ -82,7 +82,7 @@ enum EtcdTLSCases {
                 var unrecordedSet: UInt64 = 0
                 var put: UInt64 = 0
                 var fresh: UInt64 = 0
-                try inTurn(
+                try EtcdCases.inTurn(
                     round,
                     [
                         { set = elapsed { a[key] = round + 1 } },
@@ -136,7 +136,7 @@ enum EtcdTLSCases {
             for round in 0..<rounds {
                 var observed: UInt64 = 0
                 var event: UInt64 = 0
-                try inTurn(
+                try EtcdCases.inTurn(
                     round,
                     [
                         {
@@ -171,7 +171,7 @@ enum EtcdTLSCases {
                 }
                 var flush: UInt64 = 0
                 var transaction: UInt64 = 0
-                try inTurn(
+                try EtcdCases.inTurn(
                     round,
                     [
                         { flush = try elapsed { try later.save() } },
@@ -195,7 +195,7 @@ enum EtcdTLSCases {
                 var opened: UInt64 = 0
                 var range: UInt64 = 0
                 var value = 0
-                try inTurn(
+                try EtcdCases.inTurn(
                     round,
                     [
                         { opened = try elapsed { value = try open("big/")[probe] } },
@@ -238,11 +238,6 @@ enum EtcdTLSCases {
             "a kept-alive TLS put ≤ 0.5× one over a new connection", subject: "client: put, kept-alive TLS",
             reference: "client: put, a new TLS connection each", factor: 0.5)
         context.record(result)
-    }
-
-    /// Runs each of `contenders` once, the first one first in round 0, the second first in round 1, and so on.
-    private static func inTurn(_ round: Int, _ contenders: [() throws -> Void]) throws {
-        for index in 0..<contenders.count { try contenders[(round + index) % contenders.count]() }
     }
 
     /// Asks etcd through `client` until it answers (it starts serving a moment after its process starts).
