@@ -294,11 +294,10 @@ struct HistoryLog: Sendable {
     /// The keys that records of `bytes` (its whole lines `lines`) mark secret. Only the lines that can name a secret
     /// are parsed: those holding the letters `secret`, or a backslash (an escape could spell them).
     static func secretNames(in bytes: [UInt8], lines: [Range<Int>]) -> Set<String> {
-        let marker = Array("secret".utf8)
         var names = Set<String>()
         for range in lines {
             let line = bytes[range]
-            guard line.firstRange(of: marker) != nil || line.contains(UInt8(ascii: "\\")) else { continue }
+            guard mayNameASecret(line) else { continue }
             switch parsedLine(line) {
             case .header(let header, _): names.formUnion(header)
             case .record(let record): names.formUnion(record.secretNames)
@@ -308,16 +307,39 @@ struct HistoryLog: Sendable {
         return names
     }
 
+    /// Whether `line` holds the letters `secret` or a backslash: one pass over its bytes (a save that finds the
+    /// history appended to by another writer looks at every line, so this is on the path of every such save).
+    private static func mayNameASecret(_ line: ArraySlice<UInt8>) -> Bool {
+        line.withUnsafeBufferPointer { buffer in
+            let marker: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0x73, 0x65, 0x63, 0x72, 0x65, 0x74)
+            var index = 0
+            while index < buffer.count {
+                let byte = buffer[index]
+                if byte == UInt8(ascii: "\\") { return true }
+                if byte == marker.0 && buffer.count - index >= 6 && buffer[index + 1] == marker.1
+                    && buffer[index + 2] == marker.2 && buffer[index + 3] == marker.3 && buffer[index + 4] == marker.4
+                    && buffer[index + 5] == marker.5
+                {
+                    return true
+                }
+                index += 1
+            }
+            return false
+        }
+    }
+
     /// The ranges of the whole lines of `bytes` (without their line breaks, empty ones left out), and where the
     /// last whole line ends (a line without a line break after it is unfinished).
     static func lines(of bytes: [UInt8]) -> (lines: [Range<Int>], complete: Int) {
-        var lines: [Range<Int>] = []
-        var start = 0
-        while let end = bytes[start...].firstIndex(of: 0x0A) {
-            if end > start { lines.append(start..<end) }
-            start = end + 1
+        bytes.withUnsafeBufferPointer { buffer in
+            var lines: [Range<Int>] = []
+            var start = 0
+            for end in buffer.indices where buffer[end] == 0x0A {
+                if end > start { lines.append(start..<end) }
+                start = end + 1
+            }
+            return (lines, start)
         }
-        return (lines, start)
     }
 
     /// What a line of the history file holds: a record, the line naming the keys records marked secret, or neither.
