@@ -363,7 +363,7 @@ private struct LayerFiles {
         }
         files[fallback] = Array(try Data(contentsOf: URL(fileURLWithPath: fallback)))
         let others = try sandbox.workContents().filter {
-            !["s.json", ".s.json.lock", ".s.json.history", "override.json"].contains($0)
+            !["s.json", ".s.json.lock", ".s.json.queue", ".s.json.history", "override.json"].contains($0)
         }
         files["work/"] = Array(others.joined(separator: "\n").utf8)
         return files

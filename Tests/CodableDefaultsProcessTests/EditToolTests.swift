@@ -110,7 +110,8 @@ import Testing
         let directory = try rootText("where", sandbox).trimmingCharacters(in: .newlines)
         #expect(!FileManager.default.fileExists(atPath: directory), "the copy's directory is removed")
         #expect(
-            try sandbox.workContents() == [".s.json.history", ".s.json.lock", "s.json"], "the store's own files only")
+            try sandbox.workContents() == [".s.json.history", ".s.json.lock", ".s.json.queue", "s.json"],
+            "the store's own files only")
     }
 
     @Test func editOfAMissingKeyExitsWithThreeAndRunsNoEditor() async throws {

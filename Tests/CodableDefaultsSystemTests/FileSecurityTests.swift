@@ -34,6 +34,7 @@ import Testing
         #expect(try Self.mode(dir.url.appendingPathComponent("a").path) == 0o700, "a created directory")
         #expect(try Self.mode(dir.url.appendingPathComponent("a/b").path) == 0o700, "a created directory")
         #expect(try Self.mode(dir.url.appendingPathComponent("a/b/.settings.json.lock").path) == 0o600)
+        #expect(try Self.mode(dir.url.appendingPathComponent("a/b/.settings.json.queue").path) == 0o600)
     }
 
     @Test(arguments: [0o644, 0o640, 0o604, 0o400, 0o660] as [mode_t])
@@ -101,19 +102,20 @@ import Testing
         #expect(try outside.contents() == ["victim"])
     }
 
-    @Test func symlinkPlantedAtTheLockFileIsNotFollowed() throws {
+    @Test(arguments: [".settings.json.lock", ".settings.json.queue"])
+    func symlinkPlantedAtTheLockOrQueueFileIsNotFollowed(sidecar: String) throws {
         let dir = try TemporaryDirectory()
         let outside = try TemporaryDirectory()
         let victim = outside.file("victim")
         try write("secret", to: victim)
         let url = dir.file()
         let defaults = try openFresh(url)
-        #expect(symlink(victim.path, dir.file(".settings.json.lock").path) == 0)
+        #expect(symlink(victim.path, dir.file(sidecar).path) == 0)
         defaults[.count] = 1
         let error = #expect(throws: DefaultsError.self) { try defaults.save() }
         #expect(error?.code == .writeFailed)
         #expect(error?.errno == ELOOP, "\(String(describing: error))")
-        #expect(error?.path == dir.file(".settings.json.lock").path)
+        #expect(error?.path == dir.file(sidecar).path)
         #expect(try text(victim) == "secret")
         #expect(!FileManager.default.fileExists(atPath: url.path))
         #expect(defaults.hasStoredValue(for: .count), "the change stays pending")
@@ -166,7 +168,7 @@ import Testing
         #expect(try dir.contents() == ["link.json", "real"], "nothing is written beside the link")
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: real.path).sorted() == [
-                ".settings.json.history", ".settings.json.lock", "settings.json",
+                ".settings.json.history", ".settings.json.lock", ".settings.json.queue", "settings.json",
             ])
         // The history holds past values: only its owner reads it, whatever the store file's mode.
         #expect(try Self.mode(real.appendingPathComponent(".settings.json.history").path) == 0o600)

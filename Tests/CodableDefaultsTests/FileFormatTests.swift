@@ -121,14 +121,17 @@ import Testing
         #expect(mode == 0o640)
     }
 
-    @Test func onlyTheFileItsLockAndItsHistoryAreLeftBehind() throws {
+    @Test func onlyTheFileItsLockAndQueueFilesAndItsHistoryAreLeftBehind() throws {
         let dir = try TemporaryDirectory()
         let defaults = try openFresh(dir.file())
         for index in 0..<20 {
             defaults[.count] = index
             try defaults.save()
         }
-        #expect(try dir.contents() == [".settings.json.history", ".settings.json.lock", "settings.json"])
+        #expect(
+            try dir.contents() == [
+                ".settings.json.history", ".settings.json.lock", ".settings.json.queue", "settings.json",
+            ])
     }
 
     @Test func leftoverTemporaryFilesAreRemovedOnOpen() throws {
@@ -138,6 +141,9 @@ import Testing
         try write("unrelated", to: dir.file(".other.json.1.x.tmp"))
         let defaults = try openFresh(dir.file())
         #expect(defaults[.count] == 1)
-        #expect(try dir.contents() == [".other.json.1.x.tmp", ".settings.json.lock", "settings.json"])
+        #expect(
+            try dir.contents() == [
+                ".other.json.1.x.tmp", ".settings.json.lock", ".settings.json.queue", "settings.json",
+            ])
     }
 }

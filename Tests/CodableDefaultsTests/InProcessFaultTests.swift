@@ -153,8 +153,11 @@ struct InProcessFaultTests {
         let lock = subject.lockPath
         let directory = subject.directory
         let history = directory + "/.settings.json.history"
+        let queue = directory + "/.settings.json.queue"
         let expected: [FaultPlan.Record] = [
-            .init(call: .open, path: lock), .init(call: .flock, path: lock),
+            // The turn (the queue file) is taken before the lock and given up once the lock is held.
+            .init(call: .open, path: lock), .init(call: .open, path: queue), .init(call: .flock, path: queue),
+            .init(call: .flock, path: lock), .init(call: .flock, path: queue), .init(call: .close, path: queue),
             .init(call: .open, path: temporary), .init(call: .fchmod, path: temporary),
             .init(call: .write, path: temporary), .init(call: .fsync, path: temporary),
             .init(call: .fstat, path: temporary), .init(call: .close, path: temporary),

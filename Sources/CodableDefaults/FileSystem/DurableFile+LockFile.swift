@@ -11,48 +11,104 @@ extension DurableFile {
     /// most `timeout` for another holder to release it.
     ///
     /// The lock is an advisory `flock`: the kernel releases it when the holder closes the descriptor or dies.
-    /// The wait tries `LOCK_EX|LOCK_NB` again and again, sleeping 1 ms, then 2 ms, until the deadline. `flock`
-    /// keeps no queue: a holder that saves again takes the lock back within microseconds of releasing it, so
-    /// a waiter gets in only by trying in such a gap. Pauses that grew to 50 ms let three processes saving back
-    /// to back keep a fourth out past a 10-second timeout (measured with fsync slowed to 10 ms); at 2 ms every
-    /// waiter got its turn. A trial costs one system call.
+    /// `flock` keeps no queue, and a wait can only try `LOCK_EX|LOCK_NB` again and again (sleeping 1 ms, then
+    /// 2 ms; a trial costs one system call), so a writer that saves back to back takes the lock back within
+    /// microseconds of releasing it and a waiter got in only when a trial fell into such a gap: three
+    /// processes saving in a loop kept a fourth out past a 10-second timeout. So a writer first takes its turn:
+    /// an exclusive `flock` of a second sidecar file, the queue file (`.<name>.queue`), held only until it has
+    /// the lock. A waiter holds the turn while it waits, so the writer that just released the lock cannot take
+    /// it back; it waits for the turn like any other, and the waiter gets the lock at the holder's next
+    /// release. The waiter holding the turn tries the lock every 0.2 ms, so that the lock does not stay free
+    /// between two saves; the others try the turn every 1, then 2 ms. Without waiting (`timeout` zero) there
+    /// is no turn to take and the queue file is not used.
     ///
     /// - Returns: The descriptor holding the lock; pass it to ``unlock(_:)``.
     /// - Throws: ``DefaultsError/Code-swift.struct/lockTimeout`` naming the lock file and (on Linux) the
-    ///   holder's pid when the deadline passed; ``DefaultsError/Code-swift.struct/writeFailed`` when the lock
-    ///   file cannot be opened or locked.
+    ///   lock's holder's pid when the deadline passed; ``DefaultsError/Code-swift.struct/writeFailed`` when the
+    ///   lock or queue file cannot be opened or locked.
     func lock(timeout: Duration, onWait: () -> Void = {}) throws(DefaultsError) -> Int32 {
-        let fd = system.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if fd < 0 { throw failure(.writeFailed, "cannot open the lock file", errno: Platform.errno, path: lockPath) }
+        let fd = try openLockFile(lockPath, "the lock file")
         let deadline = Platform.monotonicNanoseconds().saturatingAdd(timeout.nanoseconds())
-        var pause: UInt64 = 1_000_000
         var waited = false
-        while system.tryLockExclusive(fd) != 0 {
-            let code = Platform.errno
-            let now = Platform.monotonicNanoseconds()
-            if !waited && Platform.isLockBusy(code) {
+        let noteWait = {
+            if !waited {
                 waited = true
                 onWait()
             }
-            guard Platform.isLockBusy(code), now < deadline else {
-                let holders = Platform.isLockBusy(code) ? Platform.flockHolders(of: fd) : []
-                _ = system.close(fd)
-                guard Platform.isLockBusy(code) else {
-                    throw failure(.writeFailed, "cannot lock the lock file", errno: code, path: lockPath)
+        }
+        var queue: Int32?
+        defer { if let queue { unlock(queue) } }
+        do {
+            if timeout > .zero {
+                let opened = try openLockFile(queuePath, "the queue file")
+                queue = opened
+                try take(opened, path: queuePath, until: deadline, pauses: 1_000_000...2_000_000, onWait: noteWait) {
+                    timedOut(fd, queue: opened, after: timeout)
                 }
-                let holder =
-                    holders.isEmpty
-                    ? "another process holds it"
-                    : "held by process " + holders.map(String.init).joined(separator: ", ")
-                throw DefaultsError(
-                    .lockTimeout,
-                    "the lock file could not be taken within \(timeout) (\(holder)); nothing was written and the "
-                        + "changes stay pending", path: lockPath)
             }
-            Platform.sleep(nanoseconds: min(pause, deadline - now))
-            pause = min(pause * 2, 2_000_000)
+            try take(fd, path: lockPath, until: deadline, pauses: Self.headPause...Self.headPause, onWait: noteWait) {
+                timedOut(fd, queue: queue, after: timeout)
+            }
+        } catch {
+            _ = system.close(fd)
+            throw error
         }
         return fd
+    }
+
+    /// The sidecar queue file's path, `.<name>.queue` beside the store file: see ``lock(timeout:onWait:)``.
+    var queuePath: String { directory + "/." + name + ".queue" }
+
+    /// Opens (creating it with mode 0600 if needed) the lock or queue file at `path`, `what` in errors.
+    private func openLockFile(_ path: String, _ what: String) throws(DefaultsError) -> Int32 {
+        let fd = system.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if fd < 0 { throw failure(.writeFailed, "cannot open \(what)", errno: Platform.errno, path: path) }
+        return fd
+    }
+
+    /// Locks `fd` exclusively, trying until `deadline`; calls `onWait` when it first finds it held.
+    ///
+    /// - Throws: What `timedOut` makes when the deadline passed; ``DefaultsError/Code-swift.struct/writeFailed``
+    ///   when `flock` fails for another reason than another holder.
+    private func take(
+        _ fd: Int32, path: String, until deadline: UInt64, pauses: ClosedRange<UInt64>, onWait: () -> Void,
+        timedOut: () -> DefaultsError
+    ) throws(DefaultsError) {
+        var pause = pauses.lowerBound
+        while system.tryLockExclusive(fd) != 0 {
+            let code = Platform.errno
+            guard Platform.isLockBusy(code) else {
+                throw failure(
+                    .writeFailed, "cannot lock \(path == queuePath ? "the queue file" : "the lock file")", errno: code,
+                    path: path)
+            }
+            onWait()
+            let now = Platform.monotonicNanoseconds()
+            guard now < deadline else { throw timedOut() }
+            Platform.sleep(nanoseconds: min(pause, deadline - now))
+            pause = min(pause * 2, pauses.upperBound)
+        }
+    }
+
+    /// How long the waiter holding the turn sleeps between its tries of the lock, in nanoseconds.
+    private static var headPause: UInt64 { 200_000 }
+
+    /// The error of a wait for the lock file open as `fd` that lasted `timeout`, naming the lock's holders, or
+    /// when none holds it the holders of the `queue` file (a waiter ahead of this one that does not go on).
+    private func timedOut(_ fd: Int32, queue: Int32?, after timeout: Duration) -> DefaultsError {
+        func pids(_ holders: [Int32]) -> String { holders.map(String.init).joined(separator: ", ") }
+        let holders = Platform.flockHolders(of: fd)
+        let waiters = holders.isEmpty ? queue.map(Platform.flockHolders(of:)) ?? [] : []
+        let holder =
+            !holders.isEmpty
+            ? "held by process " + pids(holders)
+            : !waiters.isEmpty
+                ? "process \(pids(waiters)), waiting before this one, holds its queue file \(queuePath)"
+                : "another process holds it"
+        return DefaultsError(
+            .lockTimeout,
+            "the lock file could not be taken within \(timeout) (\(holder)); nothing was written and the "
+                + "changes stay pending", path: lockPath)
     }
 
     /// Releases a lock taken with ``lock(timeout:onWait:)``.
