@@ -67,6 +67,18 @@ extension Defaults {
             return property
         }
 
+        /// The stored form of the first of `forms` (the forms an old value may hold this key's value in, see
+        /// ``Defaults/moveValues(fromUserDefaults:keys:sourceNames:removingMovedValues:marker:)-8ya8a``) that is a value
+        /// of this key, or why none is. An untyped key takes the first as it is.
+        func moved(from forms: [JSONValue], options: Defaults.Options) -> Defaults.MoveCandidate.Outcome {
+            guard let first = forms.first else {
+                return .failed(
+                    DefaultsError(
+                        .decodingFailed, "the value is a real that is not a number, which no key can hold", key: name))
+            }
+            return .value(first)
+        }
+
         init(name: String, isSecret: Bool = false, summary: String? = nil) {
             self.name = name
             self.isSecret = isSecret
@@ -199,6 +211,28 @@ extension Defaults {
             return DefaultsError(
                 .invalidValue, "\(shown) is not allowed: it must be \(broken.rule); \(outcome)", path: path(), key: name
             )
+        }
+
+        /// The first of `forms` that decodes as `Value` and follows the key's constraints, in the form the store
+        /// keeps a `Value` in; else the error of the first form (every form failed).
+        override func moved(from forms: [JSONValue], options: Defaults.Options) -> Defaults.MoveCandidate.Outcome {
+            var first: DefaultsError?
+            for form in forms {
+                do throws(DefaultsError) {
+                    let fragment = try JSONValueBytes.fragment(form, key: name, maxDepth: options.maximumDepth)
+                    let value = try Codec.decode(
+                        Value.self, from: fragment, key: name, path: nil, what: "the old value", secret: isSecret)
+                    if let violation = violation(of: value, stored: false, path: nil, source: "the old value") {
+                        throw violation
+                    }
+                    let stored = try Codec.encode(
+                        value, key: name, encoder: Codec.makeEncoder(), maxDepth: options.maximumDepth)
+                    return .value(try Codec.decode(JSONValue.self, from: stored, key: name, path: nil))
+                } catch {
+                    if first == nil { first = error }
+                }
+            }
+            return first.map(Defaults.MoveCandidate.Outcome.failed) ?? super.moved(from: forms, options: options)
         }
 
         /// Whether `value` is `nil` (only ever true for an optional `Value`).

@@ -1,7 +1,7 @@
 import Foundation
 
-/// One property-list value, as `PropertyListDecoder` reads it: the tool's `import` of a property list reads
-/// values through it.
+/// One property-list value, as `PropertyListDecoder` reads it: the tool's `import` of a property list and
+/// ``Defaults/moveValues(fromUserDefaults:keys:sourceNames:removingMovedValues:marker:)-8ya8a`` read values through it.
 ///
 /// ``json`` is what the library stores for it, so typed keys read it: a date the number of seconds since
 /// 2001-01-01 00:00 UTC (as a `Date` is stored), data its base64 text (as `Data` is).
