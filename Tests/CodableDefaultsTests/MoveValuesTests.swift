@@ -224,6 +224,39 @@ private final class Suite {
         #expect(defaults[count] == 5)
     }
 
+    /// A suite whose property-list file another program wrote (here python's `plistlib`, as `defaults import` or
+    /// an older version of the app would have): what Foundation reads from it moves.
+    @Test(.enabled(if: findExecutable("python3") != nil, "needs python3, whose plistlib writes the suite's file"))
+    func aSuiteFileWrittenByAnotherProgramMoves() throws {
+        let name = "CodableDefaultsTests.\(UUID().uuidString)"
+        let environment = ProcessInfo.processInfo.environment
+        let configuration = environment["XDG_CONFIG_HOME"] ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+        let plist = configuration + "/" + name + ".plist"
+        try FileManager.default.createDirectory(atPath: configuration, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: plist) }
+        let script = """
+            import datetime, plistlib, sys
+            value = {"launches": 3, "sounds": True, "lastOpened": datetime.datetime(2024, 5, 6, 7, 8, 9),
+                     "grid": [[1], [2, 3]], "avatar": b"\\x00\\x01", "theme": "dark"}
+            with open(sys.argv[1], "wb") as f: plistlib.dump(value, f, fmt=plistlib.FMT_BINARY)
+            """
+        let (status, output) = try runCommandBlocking(["python3", "-c", script, plist])
+        try #require(status == .exited(0), "python3: \(output)")
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file())
+        let keys: [Defaults.AnyKey] = [
+            MovedKeys.launches, MovedKeys.sounds, MovedKeys.lastOpened, MovedKeys.grid, MovedKeys.avatar,
+            MovedKeys.theme,
+        ]
+        let report = try defaults.moveValues(fromUserDefaults: name, keys: keys)
+        defer { UserDefaults(suiteName: name)?.removePersistentDomain(forName: name) }
+        #expect(report.moved == ["launches", "sounds", "lastOpened", "grid", "avatar", "theme"], "\(report)")
+        #expect(defaults[MovedKeys.launches] == 3 && defaults[MovedKeys.sounds] == true)
+        #expect(defaults[MovedKeys.lastOpened] == Date(timeIntervalSince1970: 1_714_979_289))
+        #expect(defaults[MovedKeys.grid] == [[1], [2, 3]] && defaults[MovedKeys.avatar] == Data([0, 1]))
+        #expect(defaults[MovedKeys.theme] == .dark)
+    }
+
     // MARK: A JSON file per value
 
     @Test func aFilesValueMovesAndTheFileIsRenamedAfterTheSave() throws {
