@@ -182,6 +182,21 @@ private final class Suite {
         #expect(defaults[MovedKeys.launches] == 42 && defaults[MovedKeys.sounds] == false)
     }
 
+    /// A save whose directory cannot be flushed is in place but may not survive a power loss: nothing is
+    /// removed from UserDefaults, which keeps its copy.
+    @Test func aSaveThatIsNotDurableRemovesNothingFromUserDefaults() throws {
+        let suite = try Suite()
+        let dir = try TemporaryDirectory()
+        let plan = FaultPlan()
+        let defaults = try FaultPlan.install(plan) { try Defaults(url: dir.file(), saveMode: .manual) }
+        plan.fail(.fsync, on: .exactly(dir.url.path), with: EIO)
+        let error = #expect(throws: DefaultsError.self) {
+            try defaults.moveValues(fromUserDefaults: suite.name, keys: MovedKeys.all, removingMovedValues: true)
+        }
+        #expect(error?.code == .notDurable)
+        for key in ["launches", "sounds", "profileFromJSONString", "avatar"] { #expect(suite.has(key)) }
+    }
+
     @Test func aSecretKeysValueThatDoesNotConvertIsReportedWithoutQuotingIt() throws {
         let suite = try Suite()
         suite.defaults.set("hunter2-not-a-number", forKey: "pin")

@@ -82,10 +82,11 @@ extension Defaults {
     ///     durable (with `removeObject(forKey:)`; `UserDefaults` persists the removal as it persists any change).
     ///   - marker: The store member that lists the `UserDefaults` names dealt with; use one per source.
     /// - Returns: What moved, what was kept, what an earlier call moved, and what did not convert.
-    /// - Throws: ``DefaultsError``, with nothing written and `UserDefaults` untouched: what
-    ///   ``modify(forKeys:_:)-l5vt`` throws (`writeFailed`, `lockTimeout`, `notDurable`, …); `invalidValue` when
-    ///   the marker member holds something else than an array of strings; `invalidArgument` when two keys have
-    ///   one name, or a key is the marker.
+    /// - Throws: ``DefaultsError``, with `UserDefaults` untouched: what ``modify(forKeys:_:)-l5vt`` throws
+    ///   (`writeFailed`, `lockTimeout`, …, with nothing written; `notDurable` when the values and the marker are
+    ///   in the store file but its directory could not be flushed, so `UserDefaults` keeps its copy, which later
+    ///   calls leave alone); `invalidValue` when the marker member holds something else than an array of
+    ///   strings; `invalidArgument` when two keys have one name, or a key is the marker.
     @discardableResult
     public func moveValues(
         fromUserDefaults suiteName: String?, keys: [AnyKey], sourceNames: [String: String] = [:],
