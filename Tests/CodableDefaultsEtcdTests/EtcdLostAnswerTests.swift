@@ -11,10 +11,11 @@ import Testing
     import Darwin
 #endif
 
-/// A proxy on a free port of 127.0.0.1 in front of one etcd member, for plain HTTP/1.0 calls (one request and its
-/// answer per connection, as the store speaks to an `http://` endpoint on Linux). Watches are refused (closed at
-/// once). Its mode says what it does with a call: forward it and its answer; forward it and drop the answer (etcd
-/// applies the call, the client sees the connection closed without an answer); or close it unsent.
+/// A proxy on a free port of 127.0.0.1 in front of one etcd member, for plain HTTP/1.0 calls, one request and its
+/// answer per connection: it takes the client's `Connection: keep-alive` out of the request, so etcd closes the
+/// connection after its answer and the client does not keep it. Watches are refused (closed at once). Its mode says
+/// what it does with a call: forward it and its answer; forward it and drop the answer (etcd applies the call, the
+/// client sees the connection closed without an answer); or close it unsent.
 private final class LossyProxy: @unchecked Sendable {
     enum Mode: Sendable { case forward, dropAnswers, closeUnsent }
 
@@ -84,7 +85,8 @@ private final class LossyProxy: @unchecked Sendable {
                     head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                     .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
                 if bytes.count >= end + length {
-                    return Request(bytes: bytes, isWatch: head.contains(" /v3/watch "))
+                    let kept = head.replacingOccurrences(of: "Connection: keep-alive\r\n", with: "")
+                    return Request(bytes: Array(kept.utf8) + bytes[end...], isWatch: head.contains(" /v3/watch "))
                 }
             }
             let count = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress!, $0.count) }

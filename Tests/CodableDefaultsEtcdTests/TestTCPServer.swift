@@ -16,9 +16,10 @@ import Foundation
 ///   then closes: a server that is not etcd.
 /// - ``Behavior/closeEarly``: reads a little of the request and closes: a peer that goes away while a request is
 ///   still being sent.
-/// - ``Behavior/proxy(to:)``: forwards both ways to `127.0.0.1:port`. After ``hold(_:)``, the answer of a request
-///   whose first line contains one of the texts given is held back (the request still reaches etcd) until
-///   ``release()``; ``waitUntilHolding()`` returns once such an answer has arrived and is held.
+/// - ``Behavior/proxy(to:)``: forwards both ways to `127.0.0.1:port`, a request at a time (a connection kept alive
+///   carries several). After ``hold(_:)``, the answer of a request whose first line contains one of the texts given is
+///   held back (the request still reaches etcd) until ``release()``; ``waitUntilHolding()`` returns once such an answer
+///   has arrived and is held.
 final class TestTCPServer: @unchecked Sendable {
     enum Behavior {
         case answer([UInt8])
@@ -113,6 +114,9 @@ final class TestTCPServer: @unchecked Sendable {
         }
     }
 
+    /// Forwards the client's requests one at a time (a connection the client keeps alive carries several), each
+    /// answer back after it; an answer with a `Content-Length` ends there and the next request may follow, one
+    /// without (a watch's stream, an answer ending with the connection) goes on until either side closes.
     private func proxy(_ connection: Int32, to upstreamPort: Int) {
         let upstream = tcpSocket()
         defer {
@@ -121,43 +125,49 @@ final class TestTCPServer: @unchecked Sendable {
         }
         let connected = connectLoopback(upstream, port: upstreamPort)
         guard connected == 0 else { return }
-        // The client's bytes go up as they come; the first chunk says which request this is.
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        let first = readRetrying(connection, &buffer)
-        guard first > 0 else { return }
-        let line = firstLine(buffer[..<first])
-        record(line)
-        let holds = lock.withLock { holding.contains { line.contains($0) } }
-        writeAll(upstream, Array(buffer[..<first]))
-        // The rest of the client's bytes, on a thread that ends before either socket is closed (a closed number
-        // may already name another test's socket).
-        let forwarded = DispatchSemaphore(value: 0)
-        defer {
-            shutdown(connection, Int32(SHUT_RDWR))  // Wakes the thread if it still waits for the client.
-            forwarded.wait()
-        }
-        Thread.detachNewThread {
-            var up = [UInt8](repeating: 0, count: 64 * 1024)
-            while true {
-                let count = readRetrying(connection, &up)
-                if count <= 0 { break }
-                self.writeAll(upstream, Array(up[..<count]))
-            }
-            shutdown(upstream, Int32(SHUT_WR))
-            forwarded.signal()
-        }
-        var isFirstAnswer = true
-        while true {
-            let count = readRetrying(upstream, &buffer)
-            if count <= 0 { break }
-            if holds && isFirstAnswer {
+        let client = BufferedSocket(connection)
+        let server = BufferedSocket(upstream)
+        while let head = client.readHead() {
+            let line = firstLine(head[...])
+            record(line)
+            let holds = lock.withLock { holding.contains { line.contains($0) } }
+            guard let body = client.read(count: Self.contentLength(of: head) ?? 0) else { return }
+            writeAll(upstream, head + body)
+            guard let answerHead = server.readHead() else { return }
+            if holds {
                 held.signal()
                 released.wait()
                 released.signal()  // Every held answer goes on once released.
             }
-            isFirstAnswer = false
-            writeAll(connection, Array(buffer[..<count]))
+            writeAll(connection, answerHead)
+            if let length = Self.contentLength(of: answerHead) {
+                guard let answerBody = server.read(count: length) else { return }
+                writeAll(connection, answerBody)
+                continue
+            }
+            // An answer that runs until the connection ends: the client's further bytes go up as they come, on a
+            // thread that ends before either socket is closed (a closed number may already name another test's
+            // socket).
+            let forwarded = DispatchSemaphore(value: 0)
+            defer {
+                shutdown(connection, Int32(SHUT_RDWR))  // Wakes the thread if it still waits for the client.
+                forwarded.wait()
+            }
+            Thread.detachNewThread {
+                while let bytes = client.readAvailable() { self.writeAll(upstream, bytes) }
+                shutdown(upstream, Int32(SHUT_WR))
+                forwarded.signal()
+            }
+            while let bytes = server.readAvailable() { writeAll(connection, bytes) }
+            return
         }
+    }
+
+    /// The `Content-Length` of a request's or an answer's head, if it says one.
+    private static func contentLength(of head: [UInt8]) -> Int? {
+        String(decoding: head, as: UTF8.self).split(separator: "\r\n").first {
+            $0.lowercased().hasPrefix("content-length:")
+        }.flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }
     }
 
     private func record(_ line: String) {
@@ -233,6 +243,51 @@ private final class Listener: @unchecked Sendable {
 }
 
 /// `read` into `buffer`, again when a signal interrupted it (a child process of another test ending).
+/// A socket read a message at a time: the head of a request or an answer, a body of a known length, or what comes.
+/// Each is used by one thread at a time.
+private final class BufferedSocket: @unchecked Sendable {
+    let descriptor: Int32
+    private var pending: [UInt8] = []
+
+    init(_ descriptor: Int32) { self.descriptor = descriptor }
+
+    /// The bytes up to and with the blank line that ends a head; `nil` when the connection ends first.
+    func readHead() -> [UInt8]? {
+        while true {
+            if let end = pending.indices.dropLast(3).first(where: {
+                pending[$0] == 0x0D && pending[$0 + 1] == 0x0A && pending[$0 + 2] == 0x0D && pending[$0 + 3] == 0x0A
+            }) {
+                let head = Array(pending[..<(end + 4)])
+                pending.removeFirst(end + 4)
+                return head
+            }
+            guard fill() else { return nil }
+        }
+    }
+
+    /// The next `count` bytes; `nil` when the connection ends first.
+    func read(count: Int) -> [UInt8]? {
+        while pending.count < count { guard fill() else { return nil } }
+        defer { pending.removeFirst(count) }
+        return Array(pending[..<count])
+    }
+
+    /// What has arrived (waiting for it when nothing has); `nil` at the end of the connection.
+    func readAvailable() -> [UInt8]? {
+        if pending.isEmpty { guard fill() else { return nil } }
+        defer { pending = [] }
+        return pending
+    }
+
+    private func fill() -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let count = readRetrying(descriptor, &buffer)
+        guard count > 0 else { return false }
+        pending += buffer[..<count]
+        return true
+    }
+}
+
 private func readRetrying(_ descriptor: Int32, _ buffer: inout [UInt8]) -> Int {
     while true {
         let count = read(descriptor, &buffer, buffer.count)

@@ -28,17 +28,18 @@ import Foundation
 /// an exception in the app's `Info.plist`). On Linux with glibc the client does not use `URLSession`:
 /// swift-corelibs-foundation's stops the process when an answer ends with an HTTP trailer (swift-corelibs-foundation
 /// issue 5285: a `fatalError` in every release up to Swift 6.3.x; after that, an error that loses the answer). Instead,
-/// `http://` endpoints' calls and watches are spoken in HTTP/1.0 over a socket (``PlainHTTP``,
-/// ``PlainWatchConnection``: an HTTP/1.0 answer has no trailer, and a socket read by a thread of its own waiting in
-/// `poll` costs nothing while quiet), and `https://` endpoints' calls and watches go through libcurl, the library
-/// `URLSession` speaks through there, called directly (``CurlHTTP``, ``CurlWatch``), which takes a trailer as the end
-/// of the answer it is, and ends them before the process's exit-time cleanup (``CurlTransfers``). Trailers are real:
-/// etcd 3.4's gateway sends one with every error answer over plain HTTP (over TLS it sends that metadata in headers),
-/// later gateways (grpc-gateway 1.16 and 2) send them to a request that asks with `TE: trailers`, and a proxy in front
-/// of etcd may add one; the tests check errors over HTTPS against etcd 3.4 and against a server whose every answer ends
-/// in a trailer. Where libcurl's functions cannot be found in the process, an `https://` endpoint is refused when the
-/// client is made (``EtcdError/Code/invalidEndpoint``, saying why). Elsewhere on Linux (musl, the static Linux SDK,
-/// where nothing can be looked up at run time) `https://` calls and every watch still go through `URLSession`.
+/// `http://` endpoints' calls and watches are spoken in HTTP/1.0 over a socket (``PlainHTTP``, whose calls keep their
+/// connections alive between them in ``PlainConnectionPool``, and ``PlainWatchConnection``: an HTTP/1.0 answer has no
+/// trailer, and a socket read by a thread of its own waiting in `poll` costs nothing while quiet), and `https://`
+/// endpoints' calls and watches go through libcurl, the library `URLSession` speaks through there, called directly
+/// (``CurlHTTP``, ``CurlWatch``), which takes a trailer as the end of the answer it is, and ends them before the
+/// process's exit-time cleanup (``CurlTransfers``). Trailers are real: etcd 3.4's gateway sends one with every error
+/// answer over plain HTTP (over TLS it sends that metadata in headers), later gateways (grpc-gateway 1.16 and 2) send
+/// them to a request that asks with `TE: trailers`, and a proxy in front of etcd may add one; the tests check errors
+/// over HTTPS against etcd 3.4 and against a server whose every answer ends in a trailer. Where libcurl's functions
+/// cannot be found in the process, an `https://` endpoint is refused when the client is made
+/// (``EtcdError/Code/invalidEndpoint``, saying why). Elsewhere on Linux (musl, the static Linux SDK, where nothing can
+/// be looked up at run time) `https://` calls and every watch still go through `URLSession`.
 ///
 /// - Throws: Every call throws ``EtcdError`` (naming the endpoint and quoting etcd); a watch also ends with
 ///   `CancellationError` when its task is cancelled. A cancelled task's other calls run to their end (bounded
@@ -51,6 +52,10 @@ package final class EtcdClient: Sendable {
     #if canImport(Glibc)
         /// The libcurl handles the `https://` calls keep between them, with their connections.
         let curlHandles = CurlHandlePool()
+    #endif
+    #if !canImport(Darwin)
+        /// The connections the `http://` calls keep alive between them.
+        let plainConnections = PlainConnectionPool()
     #endif
     /// How long connecting to one endpoint may take before the next endpoint is tried (within ``requestTimeout``;
     /// etcdctl's `--dial-timeout`).
@@ -171,6 +176,9 @@ package final class EtcdClient: Sendable {
         #if canImport(Glibc)
             CurlHTTP.drain(curlHandles)
         #endif
+        #if !canImport(Darwin)
+            plainConnections.drain()
+        #endif
     }
 
     #if canImport(Glibc)
@@ -178,6 +186,13 @@ package final class EtcdClient: Sendable {
         /// and how many wait idle for the next call.
         package var httpsConnections: (opened: Int, idle: Int) {
             (curlHandles.connectionsOpened, curlHandles.idleCount)
+        }
+    #endif
+    #if !canImport(Darwin)
+        /// How many connections the `http://` calls opened (each of the others reused one a call before left open),
+        /// and how many wait idle for the next call.
+        package var httpConnections: (opened: Int, idle: Int) {
+            (plainConnections.connectionsOpened, plainConnections.idleCount)
         }
     #endif
 
@@ -305,14 +320,14 @@ package final class EtcdClient: Sendable {
 
     /// One POST to one endpoint: the answer decoded, or etcd's error as an ``EtcdError``.
     ///
-    /// Blocks the calling thread until the answer or `requestTimeout`, and needs no other thread that a caller
-    /// might hold: so the store's synchronous calls are safe from any thread, Swift's cooperative pool included.
-    /// On Linux `http://` endpoints are spoken to in HTTP/1.0 over a socket on the calling thread, and `https://`
-    /// ones with libcurl on the calling thread (``PlainHTTP`` and ``CurlHTTP`` say why not URLSession). On Apple
-    /// platforms every endpoint goes through URLSession, whose answer arrives on the session's own delegate
-    /// queue: so there every call and the watch take one path, which App Transport Security governs (an
-    /// `http://` endpoint needs an exception in the app's `Info.plist`), and which watchOS allows (it refuses
-    /// plain sockets to most apps).
+    /// Blocks the calling thread until the answer or `requestTimeout`, and needs no other thread that a caller might
+    /// hold: so the store's synchronous calls are safe from any thread, Swift's cooperative pool included. On Linux
+    /// `http://` endpoints are spoken to in HTTP/1.0 over a socket kept alive between calls, on the calling thread, and
+    /// `https://` ones with libcurl on the calling thread (``PlainHTTP`` and ``CurlHTTP`` say why not URLSession). On
+    /// Apple platforms every endpoint goes through URLSession, whose answer arrives on the session's own delegate
+    /// queue: so there every call and the watch take one path, which App Transport Security governs (an `http://`
+    /// endpoint needs an exception in the app's `Info.plist`), and which watchOS allows (it refuses plain sockets to
+    /// most apps).
     private func post<Answer: WireDecodable>(
         _ endpoint: URL, _ path: String, _ body: Data, token: String?, as _: Answer.Type
     ) throws -> Answer {
@@ -346,7 +361,7 @@ package final class EtcdClient: Sendable {
                 let answer = try PlainHTTP.post(
                     host: host, port: endpoint.port ?? 80, path: path, body: body, headers: headers,
                     connectTimeout: connectTimeout, timeout: requestTimeout, maximumAnswerSize: maximumAnswerSize,
-                    endpoint: endpoint.absoluteString)
+                    endpoint: endpoint.absoluteString, pool: plainConnections)
                 return (answer.body, answer.status)
             }
         #endif

@@ -8,13 +8,17 @@ import Foundation
     import Darwin
 #endif
 
-/// One HTTP/1.0 POST over a plain TCP socket, for the `http://` endpoints' unary calls.
+/// One HTTP/1.0 POST over a plain TCP socket, for the `http://` endpoints' unary calls, on a connection kept alive
+/// between calls (``PlainConnectionPool``).
 ///
 /// Why not URLSession: etcd 3.4's gateway (grpc-gateway 1.9) answers every error with a chunked body followed by
 /// an HTTP trailer (`Grpc-Trailer-Content-Type`), and swift-corelibs-foundation's URLSession (Swift 6.3 on
 /// Linux) stops the process on a response with a trailer ("Transfer completed, but there's no response",
 /// swift-corelibs-foundation issue 5285). A request in HTTP/1.0 gets no chunking and so no trailer: the answer
-/// is the status line, the headers, and the body up to the end of the connection.
+/// is the status line, the headers, and the body. With `Connection: keep-alive` (HTTP/1.0's keep-alive) etcd's
+/// server answers with a `Content-Length` and `Connection: keep-alive` when it knows the body's length (every
+/// answer but the largest ranges), and the connection serves the next call; without them the body runs to the end
+/// of the connection, which is then closed.
 ///
 /// Blocking I/O on the calling thread, bounded by `timeout` from connect to the end of the answer; it needs no
 /// other thread, so a caller that holds one of the limited threads that Swift's cooperative pool and the global
@@ -26,24 +30,48 @@ enum PlainHTTP {
         var body: Data
     }
 
-    /// Posts `body` to `path` of `host:port` and returns the answer.
+    /// Posts `body` to `path` of `host:port` and returns the answer, on an idle connection of `pool` when one
+    /// waits (giving it back after a whole answer the server keeps the connection open for), else on a new one.
+    ///
+    /// An idle connection the server closed while it waited fails before any byte of an answer arrives: the
+    /// request is then sent once more, on a new connection. etcd's server closes a connection it keeps alive only
+    /// when it is idle (or shutting down), never after reading a request, so the first one was not acted on.
     ///
     /// - Throws: ``EtcdError/Code/unreachable`` (connection refused, timed out, host not found, connection
     ///   lost) naming `endpoint`.
     static func post(
         host: String, port: Int, path: String, body: Data, headers: [(String, String)],
-        connectTimeout: TimeInterval = .infinity, timeout: TimeInterval, maximumAnswerSize: Int, endpoint: String
+        connectTimeout: TimeInterval = .infinity, timeout: TimeInterval, maximumAnswerSize: Int, endpoint: String,
+        pool: PlainConnectionPool? = nil
     ) throws -> Answer {
         do throws(Failure) {
             let deadline = Date().addingTimeInterval(timeout)
-            let connected = Date().addingTimeInterval(min(connectTimeout, timeout))
-            let socket = try PlainSocket.open(host: host, port: port, deadline: connected)
-            defer { close(socket) }
             var head = "POST \(path) HTTP/1.0\r\nHost: \(host):\(port)\r\nContent-Length: \(body.count)\r\n"
+            if pool != nil { head += "Connection: keep-alive\r\n" }
             for (name, value) in headers { head += "\(name): \(value)\r\n" }
             head += "\r\n"
-            try PlainSocket.sendAll(Array(head.utf8) + Array(body), on: socket, deadline: deadline)
-            return try parse(try receiveAll(on: socket, deadline: deadline, limit: maximumAnswerSize))
+            let request = Array(head.utf8) + Array(body)
+            let key = "\(host):\(port)"
+            if let pool, let socket = pool.take(key) {
+                switch try exchange(request, on: socket, deadline: deadline, limit: maximumAnswerSize) {
+                case .answer(let answer, let reusable):
+                    if reusable { pool.giveBack(socket, key) } else { close(socket) }
+                    return answer
+                case .closedBeforeAnswer:
+                    close(socket)
+                }
+            }
+            let connected = Date().addingTimeInterval(min(connectTimeout, timeout))
+            let socket = try PlainSocket.open(host: host, port: port, deadline: connected)
+            pool?.recordOpened()
+            switch try exchange(request, on: socket, deadline: deadline, limit: maximumAnswerSize) {
+            case .answer(let answer, let reusable):
+                if reusable, let pool { pool.giveBack(socket, key) } else { close(socket) }
+                return answer
+            case .closedBeforeAnswer(let failure):
+                close(socket)
+                throw failure
+            }
         } catch {
             throw EtcdError(error.code, endpoint: endpoint, message: error.reason)
         }
@@ -57,25 +85,68 @@ enum PlainHTTP {
     /// (``EtcdError/Code/badResponse``).
     typealias Failure = PlainSocket.Failure
 
-    /// The whole answer, up to the end of the connection: at most `limit` bytes, of which at most
-    /// ``maximumHeadSize`` before the blank line that ends the headers.
-    private static func receiveAll(on socket: Int32, deadline: Date, limit: Int) throws(Failure) -> Data {
+    /// How one request on one connection ended.
+    private enum Exchange {
+        /// An answer, and whether the connection may carry the next request.
+        case answer(Answer, reusable: Bool)
+        /// The connection failed or ended before any byte of an answer arrived (a server that closed it).
+        case closedBeforeAnswer(Failure)
+    }
+
+    /// Sends `request` on `socket` and reads the answer: at most `limit` bytes, of which at most
+    /// ``maximumHeadSize`` before the blank line that ends the headers; the body is `Content-Length` bytes when
+    /// the answer says so, else what comes until the end of the connection.
+    ///
+    /// - Throws: A ``Failure`` on a timeout, or when the connection fails once part of an answer arrived; the
+    ///   socket is then of no more use (the caller closes it).
+    private static func exchange(
+        _ request: [UInt8], on socket: Int32, deadline: Date, limit: Int
+    ) throws(Failure) -> Exchange {
+        do {
+            try PlainSocket.sendAll(request, on: socket, deadline: deadline)
+        } catch {
+            if error.reason.hasPrefix("timed out") { throw error }
+            return .closedBeforeAnswer(error)
+        }
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        var headIsWhole = false
+        var parsed: (head: Head, bodyStart: Int)?
         while true {
+            if let (head, bodyStart) = parsed, let length = head.contentLength, data.count - bodyStart >= length {
+                guard data.count - bodyStart == length else {
+                    throw Failure(reason: "the answer runs past its Content-Length", code: .badResponse)
+                }
+                return .answer(Answer(status: head.status, body: Data(data[bodyStart...])), reusable: head.keepsAlive)
+            }
             guard try PlainSocket.wait(socket, for: Int16(POLLIN), deadline: deadline) else {
                 throw Failure(reason: "timed out waiting for the answer")
             }
-            guard let count = try PlainSocket.receive(into: &chunk, on: socket) else { continue }
-            if count == 0 { return data }
+            let count: Int?
+            do {
+                count = try PlainSocket.receive(into: &chunk, on: socket)
+            } catch {
+                if data.isEmpty { return .closedBeforeAnswer(error) }
+                throw error
+            }
+            guard let count else { continue }
+            if count == 0 {
+                if data.isEmpty {
+                    return .closedBeforeAnswer(Failure(reason: "the server closed the connection without an answer"))
+                }
+                guard let (head, bodyStart) = parsed else { throw Failure(reason: "cut-off answer") }
+                if let length = head.contentLength, data.count - bodyStart < length {
+                    throw Failure(reason: "cut-off answer (\(data.count - bodyStart) of \(length) bytes)")
+                }
+                return .answer(Answer(status: head.status, body: Data(data[bodyStart...])), reusable: false)
+            }
             data.append(contentsOf: chunk[..<count])
             guard data.count <= limit else {
                 throw Failure(reason: "the answer is over \(limit) bytes, more than etcd sends", code: .badResponse)
             }
-            if !headIsWhole {
-                headIsWhole = data.firstRange(of: Data("\r\n\r\n".utf8)) != nil
-                guard headIsWhole || data.count <= maximumHeadSize else {
+            if parsed == nil {
+                if let end = data.firstRange(of: Data("\r\n\r\n".utf8)) {
+                    parsed = (try Head(data[data.startIndex..<end.lowerBound]), end.upperBound)
+                } else if data.count > maximumHeadSize {
                     throw Failure(
                         reason: "the answer's headers are over \(maximumHeadSize) bytes, more than etcd sends",
                         code: .badResponse)
@@ -84,17 +155,46 @@ enum PlainHTTP {
         }
     }
 
-    /// The status and body of a whole HTTP/1.x answer without chunking.
-    private static func parse(_ raw: Data) throws(Failure) -> Answer {
-        guard let end = raw.firstRange(of: Data("\r\n\r\n".utf8)) else {
-            throw Failure(reason: raw.isEmpty ? "the server closed the connection without an answer" : "cut-off answer")
+    /// The status line and the headers of an answer, as far as a call needs them.
+    private struct Head {
+        var status: Int
+        /// The body's length, when the answer says it.
+        var contentLength: Int?
+        /// Whether the server keeps the connection open after the body: `Connection: keep-alive`, which HTTP/1.0
+        /// needs, and a length, without which the body ends with the connection.
+        var keepsAlive: Bool
+
+        init(_ bytes: Data) throws(Failure) {
+            let text = String(decoding: bytes, as: UTF8.self)
+            let lines = text.components(separatedBy: "\r\n")
+            let statusLine = lines[0]
+            let fields = statusLine.split(separator: " ")
+            guard fields.count >= 2, fields[0].hasPrefix("HTTP/"), let status = Int(fields[1]) else {
+                throw Failure(reason: "not an HTTP answer: \"\(statusLine.prefix(100))\"")
+            }
+            self.status = status
+            var keepAlive = false
+            for line in lines.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+                let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                switch name {
+                case "content-length":
+                    guard let length = Int(value), length >= 0 else {
+                        throw Failure(
+                            reason: "a Content-Length that is not a length: \"\(value.prefix(40))\"",
+                            code: .badResponse)
+                    }
+                    contentLength = length
+                case "connection":
+                    keepAlive = value.lowercased().split(separator: ",").contains {
+                        $0.trimmingCharacters(in: .whitespaces) == "keep-alive"
+                    }
+                default:
+                    continue
+                }
+            }
+            keepsAlive = keepAlive && contentLength != nil
         }
-        let head = String(decoding: raw[raw.startIndex..<end.lowerBound], as: UTF8.self)
-        let statusLine = head.prefix { $0 != "\r" }
-        let fields = statusLine.split(separator: " ")
-        guard fields.count >= 2, fields[0].hasPrefix("HTTP/"), let status = Int(fields[1]) else {
-            throw Failure(reason: "not an HTTP answer: \"\(statusLine.prefix(100))\"")
-        }
-        return Answer(status: status, body: Data(raw[end.upperBound...]))
     }
 }

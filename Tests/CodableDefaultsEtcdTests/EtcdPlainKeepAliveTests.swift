@@ -1,0 +1,159 @@
+import CodableDefaults
+import CodableDefaultsTestSupport
+import Dispatch
+import Foundation
+import Testing
+
+@testable import CodableDefaultsEtcd
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+#if !canImport(Darwin)
+    /// A proxy in front of one etcd member that forwards a connection's requests one at a time with their answers,
+    /// and closes a connection, unanswered and without passing it on, when a request arrives on it after
+    /// `answeredPerConnection` others: as a server that closed an idle connection kept alive just as the client
+    /// sent on it. It counts the connections and the requests that reached etcd.
+    private final class ClosingProxy: @unchecked Sendable {
+        let port: Int
+        private let target: Int
+        private let listener: Int32
+        private let answeredPerConnection: Int
+        private let counts = Locked((connections: 0, forwarded: 0))
+        private let stopped = Locked(false)
+
+        init(target: Int, answeredPerConnection: Int) throws {
+            self.target = target
+            self.answeredPerConnection = answeredPerConnection
+            listener = tcpSocket()
+            guard listener >= 0, bindLoopback(listener, port: 0) == 0, listen(listener, 16) == 0,
+                let port = boundPort(listener)
+            else { throw ChildProcessError(description: "the proxy cannot listen: errno \(errno)") }
+            self.port = port
+            Thread.detachNewThread { [self] in
+                while !stopped.withLock({ $0 }) {
+                    var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+                    guard poll(&entry, 1, 100) > 0 else { continue }
+                    let client = withoutSigpipe(accept(listener, nil, nil))
+                    guard client >= 0 else { continue }
+                    counts.withLock { $0.connections += 1 }
+                    Thread.detachNewThread { [self] in handle(client) }
+                }
+                close(listener)
+            }
+        }
+
+        var url: String { "http://127.0.0.1:\(port)" }
+        var connections: Int { counts.withLock { $0.connections } }
+        var forwarded: Int { counts.withLock { $0.forwarded } }
+
+        func stop() { stopped.withLock { $0 = true } }
+
+        private func handle(_ client: Int32) {
+            defer {
+                shutdown(client, Int32(SHUT_RDWR))
+                close(client)
+            }
+            let server = tcpSocket()
+            defer { close(server) }
+            guard server >= 0, connectLoopback(server, port: target) == 0 else { return }
+            var fromClient: [UInt8] = []
+            var fromServer: [UInt8] = []
+            var answered = 0
+            while let request = Self.message(from: client, buffer: &fromClient) {
+                guard answered < answeredPerConnection else { return }
+                guard writeAll(server, request) else { return }
+                counts.withLock { $0.forwarded += 1 }
+                guard let answer = Self.message(from: server, buffer: &fromServer), writeAll(client, answer) else {
+                    return
+                }
+                answered += 1
+            }
+        }
+
+        /// The next whole message (head and `Content-Length` bytes of body) read from `descriptor`.
+        private static func message(from descriptor: Int32, buffer: inout [UInt8]) -> [UInt8]? {
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                if let end = buffer.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound {
+                    let head = String(decoding: buffer[..<end], as: UTF8.self)
+                    let length =
+                        head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                        .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                    if buffer.count >= end + length {
+                        defer { buffer.removeFirst(end + length) }
+                        return Array(buffer[..<(end + length)])
+                    }
+                }
+                let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { return nil }
+                buffer += chunk[..<count]
+            }
+        }
+
+        private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
+            var offset = 0
+            while offset < bytes.count {
+                let count = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress!, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { return false }
+                offset += count
+            }
+            return true
+        }
+    }
+
+    @Suite("EtcdClient over plain HTTP: connections kept alive", .needsEtcd)
+    struct EtcdPlainKeepAliveTests {
+        @Test func callsKeepTheirConnectionAliveAndOpenANewOneAfterARestart() async throws {
+            try await EtcdServer.with { server in
+                let client = try EtcdClient(endpoints: [server.clientURL])
+                for index in 0..<20 { try await client.put(Array("app/\(index)".utf8), Array("\(index)".utf8)) }
+                #expect(client.httpConnections == (opened: 1, idle: 1))
+
+                // Concurrent calls each take a connection; at most four wait idle after.
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in 0..<8 {
+                        group.addTask { try await client.put(Array("app/c\(index)".utf8), Array("1".utf8)) }
+                    }
+                    try await group.waitForAll()
+                }
+                #expect(client.httpConnections.opened <= 8 && client.httpConnections.idle <= 4)
+                #expect(try await client.range(prefix: Array("app/".utf8)).keyValues.count == 28)
+
+                // An error answer keeps the connection too (etcd sends it with a length).
+                let before = client.httpConnections.opened
+                await #expect(throws: EtcdError.self) { try await client.put([], Array("1".utf8)) }
+                #expect(try await client.get(Array("app/3".utf8))?.value == Array("3".utf8))
+                #expect(client.httpConnections.opened == before)
+
+                // The member restarts: the kept connections are dead, and the next call opens a new one.
+                try await server.kill(server.members[0])
+                try await server.restart(server.members[0])
+                #expect(try await client.get(Array("app/4".utf8))?.value == Array("4".utf8))
+                #expect(client.httpConnections.opened > before)
+            }
+        }
+
+        /// A kept connection the server closes as the next request is sent: the request goes again, once, on a
+        /// new connection, and reaches etcd once.
+        @Test func aRequestOnAConnectionClosedUnderItIsSentAgainOnANewOne() async throws {
+            try await EtcdServer.with { server in
+                let target = try #require(URL(string: server.clientURL)?.port)
+                let proxy = try ClosingProxy(target: target, answeredPerConnection: 1)
+                defer { proxy.stop() }
+                let client = try EtcdClient(endpoints: [proxy.url])
+                _ = try await client.put(Array("k".utf8), Array("1".utf8))
+                #expect(client.httpConnections == (opened: 1, idle: 1))
+                _ = try await client.put(Array("k".utf8), Array("2".utf8))
+                #expect(client.httpConnections.opened == 2)
+                #expect(proxy.connections == 2 && proxy.forwarded == 2, "each put reached etcd once")
+                #expect(try await server.etcdctl(["get", "--print-value-only", "k"]) == "2\n")
+            }
+        }
+    }
+#endif
