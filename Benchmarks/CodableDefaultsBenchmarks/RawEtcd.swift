@@ -7,8 +7,9 @@ import Foundation
 #endif
 
 /// The etcd case's references: what a plain client gets from etcd's JSON gateway, with none of the library. A
-/// request body is JSON made before the clock starts; a call is one HTTP/1.0 POST over a fresh blocking socket
-/// to 127.0.0.1, read to the end of the connection (as `curl` does it); a watch is one streaming POST whose
+/// request body is JSON made before the clock starts; a call is one HTTP/1.0 POST, over a ``Connection`` kept alive
+/// between calls (its answer read to its `Content-Length`), or with ``post(port:path:body:)`` over a fresh blocking
+/// socket to 127.0.0.1, read to the end of the connection (as `curl` does it); a watch is one streaming POST whose
 /// answer is read by a thread, an event being the arrival of a line that has `"events"` and the key watched for in
 /// it (nothing is decoded).
 enum RawEtcd {
@@ -63,6 +64,66 @@ enum RawEtcd {
             throw BenchmarkError("raw etcd client: \(path): \(String(decoding: answer.prefix(300), as: UTF8.self))")
         }
         return answer
+    }
+
+    /// A connection to `127.0.0.1:port` kept alive between calls (HTTP/1.0's `Connection: keep-alive`, which etcd
+    /// honors when it knows an answer's length), opened again when the server closes it. Used by one thread.
+    final class Connection {
+        private let port: Int
+        private var descriptor: Int32?
+
+        init(port: Int) { self.port = port }
+
+        deinit { if let descriptor { close(descriptor) } }
+
+        /// POSTs `body` to `path` and returns the answer's bytes (status line, headers, body).
+        ///
+        /// - Throws: ``BenchmarkError`` when the connection fails or the answer is not HTTP 200.
+        @discardableResult
+        func post(path: String, body: [UInt8]) throws -> [UInt8] {
+            let socket = try descriptor ?? RawEtcd.openConnection(port: port)
+            descriptor = socket
+            do {
+                var head = head(path, port: port, length: body.count)
+                head.insert(contentsOf: Array("Connection: keep-alive\r\n".utf8), at: head.count - 2)
+                try RawEtcd.send(head + body, on: socket)
+                var answer: [UInt8] = []
+                var buffer = [UInt8](repeating: 0, count: 256 << 10)
+                var expected: Int?
+                var keepsAlive = false
+                while expected.map({ answer.count < $0 }) ?? true {
+                    let count = buffer.withUnsafeMutableBytes { read(socket, $0.baseAddress!, $0.count) }
+                    if count == 0 && expected == nil { break }
+                    guard count > 0 else { throw BenchmarkError("raw etcd client: read failed (errno \(errno))") }
+                    answer.append(contentsOf: buffer[..<count])
+                    if expected == nil, let end = answer.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound {
+                        let fields = String(decoding: answer[..<end], as: UTF8.self).lowercased()
+                        keepsAlive = fields.contains("\r\nconnection: keep-alive")
+                        if let line = fields.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+                            let length = Int(
+                                line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+                        {
+                            expected = end + length
+                        }
+                    }
+                }
+                if !keepsAlive || expected == nil {
+                    close(socket)
+                    descriptor = nil
+                }
+                guard answer.starts(with: Array("HTTP/1.0 200".utf8)) else {
+                    throw BenchmarkError(
+                        "raw etcd client: \(path): \(String(decoding: answer.prefix(300), as: UTF8.self))")
+                }
+                return answer
+            } catch {
+                if descriptor != nil {
+                    close(socket)
+                    descriptor = nil
+                }
+                throw error
+            }
+        }
     }
 
     /// A streaming watch: ``waitForEvent(timeout:)`` returns when the next line with events arrives, and when.
