@@ -1,6 +1,5 @@
 import CodableDefaultsTestSupport
 import Foundation
-import Synchronization
 import Testing
 
 @testable import CodableDefaults
@@ -16,16 +15,21 @@ import Testing
     @Test func aWaiterGetsTheLockWithinAFewSavesOfAWriterThatSavesBackToBack() throws {
         let dir = try TemporaryDirectory()
         let file = DurableFile(path: dir.file().path, system: .live)
-        let saves = Atomic<Int>(0)
-        let waiterDone = Atomic<Bool>(false)
+        let saves = Locked(0)
+        let waiterDone = Locked(false)
         let writerStarted = DispatchSemaphore(value: 0)
         let writerDone = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             defer { writerDone.signal() }
             do {
-                while !waiterDone.load(ordering: .acquiring) && saves.load(ordering: .relaxed) < 5_000 {
+                while !waiterDone.withLock({ $0 }) && saves.withLock({ $0 }) < 5_000 {
                     let fd = try file.lock(timeout: .seconds(60))
-                    if saves.add(1, ordering: .relaxed).newValue == 1 { writerStarted.signal() }
+                    if saves.withLock({ count in
+                        count += 1
+                        return count
+                    }) == 1 {
+                        writerStarted.signal()
+                    }
                     usleep(2_000)
                     file.unlock(fd)
                 }
@@ -35,11 +39,11 @@ import Testing
             }
         }
         writerStarted.wait()
-        let before = saves.load(ordering: .relaxed)
+        let before = saves.withLock { $0 }
         let fd = try file.lock(timeout: .seconds(60))
-        let during = saves.load(ordering: .relaxed) - before
+        let during = saves.withLock { $0 } - before
         file.unlock(fd)
-        waiterDone.store(true, ordering: .releasing)
+        waiterDone.withLock { $0 = true }
         writerDone.wait()
         #expect(during <= 10, "the waiter got the lock after \(during) of the other writer's saves")
     }
