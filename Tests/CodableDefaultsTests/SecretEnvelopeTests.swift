@@ -105,3 +105,64 @@ let hasPythonCryptography: Bool = {
     guard let (status, _) = try? runCommandBlocking(["python3", "-c", "import cryptography"]) else { return false }
     return status == .exited(0)
 }()
+
+/// Where an encryption key comes from: a file only its owner reads, an environment variable, a command's output.
+@Suite struct SecretKeyTests {
+    let bytes = (0..<32).map { UInt8(truncatingIfNeeded: $0 * 37 + 11) }
+
+    private var hexText: String { bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
+
+    @Test func aFileOnlyItsOwnerReadsHoldsTheKeyAsBytesHexOrBase64() throws {
+        let dir = try TemporaryDirectory()
+        for (name, content) in [
+            ("raw", Data(bytes)), ("hex", Data((hexText + "\n").utf8)),
+            ("base64", Data((" " + Data(bytes).base64EncodedString() + "\n").utf8)),
+        ] {
+            let file = dir.file(name)
+            try content.write(to: file)
+            #expect(chmod(file.path, 0o600) == 0)
+            let key = try SecretKey(contentsOf: file.path)
+            #expect(key.bytes == bytes, "\(name)")
+            #expect(key.id == (try SecretEnvelope.keyID(of: bytes)))
+        }
+    }
+
+    @Test func aKeyFileOthersCanReadIsRefusedSayingHowToFixIt() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.file("key")
+        try Data(hexText.utf8).write(to: file)
+        #expect(chmod(file.path, 0o640) == 0)
+        let error = #expect(throws: DefaultsError.self) { try SecretKey(contentsOf: file.path) }
+        #expect(error?.code == .readFailed && error?.path == file.path)
+        #expect(error?.message.contains("chmod 600") == true, "\(String(describing: error))")
+        #expect(error?.message.contains(hexText) == false)
+    }
+
+    @Test func textThatIsNoKeyIsRefusedWithoutQuotingIt() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.file("key")
+        let secret = "correct horse battery staple, not a key"
+        try Data(secret.utf8).write(to: file)
+        #expect(chmod(file.path, 0o600) == 0)
+        let error = #expect(throws: DefaultsError.self) { try SecretKey(contentsOf: file.path) }
+        #expect(error?.code == .invalidArgument)
+        #expect(!"\(String(describing: error))".contains("horse"))
+        #expect(throws: DefaultsError.self) { try SecretKey(bytes: Array(bytes.dropLast())) }
+    }
+
+    @Test func anEnvironmentVariableOrACommandGivesTheKey() throws {
+        let name = "CODABLE_DEFAULTS_TEST_KEY_\(UInt32.random(in: 0...UInt32.max))"
+        setenv(name, Data(bytes).base64EncodedString(), 1)
+        defer { unsetenv(name) }
+        #expect(try SecretKey(environmentVariable: name).bytes == bytes)
+        let missing = #expect(throws: DefaultsError.self) { try SecretKey(environmentVariable: name + "_UNSET") }
+        #expect(missing?.message.contains(name + "_UNSET") == true)
+
+        #expect(try SecretKey(command: ["printf", "%s\n", hexText]).bytes == bytes)
+        let failed = #expect(throws: DefaultsError.self) {
+            try SecretKey(command: ["sh", "-c", "echo 'vault: sealed' >&2; exit 3"])
+        }
+        #expect(failed?.message.contains("status 3") == true && failed?.message.contains("vault: sealed") == true)
+        #expect(throws: DefaultsError.self) { try SecretKey(command: ["printf", "short"]) }
+    }
+}
