@@ -14,20 +14,23 @@ import Testing
 
 #if !canImport(Darwin)
     /// A proxy in front of one etcd member that forwards a connection's requests one at a time with their answers,
-    /// and closes a connection, unanswered and without passing it on, when a request arrives on it after
-    /// `answeredPerConnection` others: as a server that closed an idle connection kept alive just as the client
-    /// sent on it. It counts the connections and the requests that reached etcd.
+    /// and after `answeredPerConnection` answers either closes the connection at once (`closesWhenIdle`: a server
+    /// closing an idle connection kept alive) or closes it when the next request arrives, unanswered and without
+    /// passing it on (as a server, or a proxy, that lost the connection after the client sent on it). It counts the
+    /// connections, the ones it closed, and the requests that reached etcd.
     private final class ClosingProxy: @unchecked Sendable {
         let port: Int
         private let target: Int
         private let listener: Int32
         private let answeredPerConnection: Int
-        private let counts = Locked((connections: 0, forwarded: 0))
+        private let closesWhenIdle: Bool
+        private let counts = Locked((connections: 0, forwarded: 0, closed: 0))
         private let stopped = Locked(false)
 
-        init(target: Int, answeredPerConnection: Int) throws {
+        init(target: Int, answeredPerConnection: Int, closesWhenIdle: Bool) throws {
             self.target = target
             self.answeredPerConnection = answeredPerConnection
+            self.closesWhenIdle = closesWhenIdle
             listener = tcpSocket()
             guard listener >= 0, bindLoopback(listener, port: 0) == 0, listen(listener, 16) == 0,
                 let port = boundPort(listener)
@@ -49,6 +52,7 @@ import Testing
         var url: String { "http://127.0.0.1:\(port)" }
         var connections: Int { counts.withLock { $0.connections } }
         var forwarded: Int { counts.withLock { $0.forwarded } }
+        var closed: Int { counts.withLock { $0.closed } }
 
         func stop() { stopped.withLock { $0 = true } }
 
@@ -56,6 +60,7 @@ import Testing
             defer {
                 shutdown(client, Int32(SHUT_RDWR))
                 close(client)
+                counts.withLock { $0.closed += 1 }
             }
             let server = tcpSocket()
             defer { close(server) }
@@ -71,6 +76,7 @@ import Testing
                     return
                 }
                 answered += 1
+                if closesWhenIdle && answered == answeredPerConnection { return }
             }
         }
 
@@ -107,6 +113,46 @@ import Testing
         }
     }
 
+    /// A server that takes each connection's request and never answers, and counts the connections the client
+    /// closed (their end of stream).
+    private final class SilentServer: @unchecked Sendable {
+        let port: Int
+        private let listener: Int32
+        private let ended = Locked(0)
+        private let stopped = Locked(false)
+
+        init() throws {
+            listener = tcpSocket()
+            guard listener >= 0, bindLoopback(listener, port: 0) == 0, listen(listener, 16) == 0,
+                let port = boundPort(listener)
+            else { throw ChildProcessError(description: "the server cannot listen: errno \(errno)") }
+            self.port = port
+            Thread.detachNewThread { [self] in
+                while !stopped.withLock({ $0 }) {
+                    var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+                    guard poll(&entry, 1, 100) > 0 else { continue }
+                    let client = withoutSigpipe(accept(listener, nil, nil))
+                    guard client >= 0 else { continue }
+                    Thread.detachNewThread { [self] in
+                        defer { close(client) }
+                        var buffer = [UInt8](repeating: 0, count: 4096)
+                        while true {
+                            let count = read(client, &buffer, buffer.count)
+                            if count < 0 && errno == EINTR { continue }
+                            if count <= 0 { break }
+                        }
+                        ended.withLock { $0 += 1 }
+                    }
+                }
+                close(listener)
+            }
+        }
+
+        var url: String { "http://127.0.0.1:\(port)" }
+        var connectionsEnded: Int { ended.withLock { $0 } }
+        func stop() { stopped.withLock { $0 = true } }
+    }
+
     @Suite("EtcdClient over plain HTTP: connections kept alive", .needsEtcd)
     struct EtcdPlainKeepAliveTests {
         @Test func callsKeepTheirConnectionAliveAndOpenANewOneAfterARestart() async throws {
@@ -139,20 +185,54 @@ import Testing
             }
         }
 
-        /// A kept connection the server closes as the next request is sent: the request goes again, once, on a
-        /// new connection, and reaches etcd once.
-        @Test func aRequestOnAConnectionClosedUnderItIsSentAgainOnANewOne() async throws {
+        /// A call that times out closes its connection: none is left open, nor kept.
+        @Test func aCallThatTimesOutClosesItsConnection() async throws {
+            let silent = try SilentServer()
+            defer { silent.stop() }
+            let client = try EtcdClient(endpoints: [silent.url], requestTimeout: 0.2)
+            for _ in 0..<3 {
+                let error = await #expect(throws: EtcdError.self) { _ = try await client.get(Array("k".utf8)) }
+                #expect(error?.code == .unreachable)
+            }
+            #expect(try await eventually { silent.connectionsEnded == 3 }, "\(silent.connectionsEnded) closed")
+            #expect(client.httpConnections == (opened: 3, idle: 0))
+        }
+
+        /// A kept connection the server closed while it was idle is not used: the call goes on a new one.
+        @Test func aConnectionTheServerClosedWhileIdleIsNotUsed() async throws {
             try await EtcdServer.with { server in
                 let target = try #require(URL(string: server.clientURL)?.port)
-                let proxy = try ClosingProxy(target: target, answeredPerConnection: 1)
+                let proxy = try ClosingProxy(target: target, answeredPerConnection: 1, closesWhenIdle: true)
+                defer { proxy.stop() }
+                let client = try EtcdClient(endpoints: [proxy.url])
+                _ = try await client.put(Array("k".utf8), Array("1".utf8))
+                #expect(try await eventually { proxy.closed == 1 })
+                _ = try await client.put(Array("k".utf8), Array("2".utf8))
+                #expect(client.httpConnections.opened == 2)
+                #expect(proxy.forwarded == 2)
+                #expect(try await server.etcdctl(["get", "--print-value-only", "k"]) == "2\n")
+            }
+        }
+
+        /// A kept connection that ends after the request was sent, without an answer, is an error: the request
+        /// may have been acted on (here a proxy took it), so it is never sent again by the transport. The next call
+        /// opens a new connection.
+        @Test func aRequestSentOnAConnectionThatEndsUnansweredIsNotSentAgain() async throws {
+            try await EtcdServer.with { server in
+                let target = try #require(URL(string: server.clientURL)?.port)
+                let proxy = try ClosingProxy(target: target, answeredPerConnection: 1, closesWhenIdle: false)
                 defer { proxy.stop() }
                 let client = try EtcdClient(endpoints: [proxy.url])
                 _ = try await client.put(Array("k".utf8), Array("1".utf8))
                 #expect(client.httpConnections == (opened: 1, idle: 1))
-                _ = try await client.put(Array("k".utf8), Array("2".utf8))
-                #expect(client.httpConnections.opened == 2)
-                #expect(proxy.connections == 2 && proxy.forwarded == 2, "each put reached etcd once")
-                #expect(try await server.etcdctl(["get", "--print-value-only", "k"]) == "2\n")
+                let error = await #expect(throws: EtcdError.self) {
+                    _ = try await client.put(Array("k".utf8), Array("2".utf8))
+                }
+                #expect(error?.code == .unreachable, "\(String(describing: error))")
+                #expect(proxy.forwarded == 1 && client.httpConnections == (opened: 1, idle: 0))
+                _ = try await client.put(Array("k".utf8), Array("3".utf8))
+                #expect(client.httpConnections.opened == 2 && proxy.forwarded == 2)
+                #expect(try await server.etcdctl(["get", "--print-value-only", "k"]) == "3\n")
             }
         }
     }

@@ -242,7 +242,6 @@ private final class Listener: @unchecked Sendable {
     }
 }
 
-/// `read` into `buffer`, again when a signal interrupted it (a child process of another test ending).
 /// A socket read a message at a time: the head of a request or an answer, a body of a known length, or what comes.
 /// Each is used by one thread at a time.
 private final class BufferedSocket: @unchecked Sendable {
@@ -288,6 +287,7 @@ private final class BufferedSocket: @unchecked Sendable {
     }
 }
 
+/// `read` into `buffer`, again when a signal interrupted it (a child process of another test ending).
 private func readRetrying(_ descriptor: Int32, _ buffer: inout [UInt8]) -> Int {
     while true {
         let count = read(descriptor, &buffer, buffer.count)

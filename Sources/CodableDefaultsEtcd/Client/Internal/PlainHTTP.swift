@@ -33,9 +33,11 @@ enum PlainHTTP {
     /// Posts `body` to `path` of `host:port` and returns the answer, on an idle connection of `pool` when one
     /// waits (giving it back after a whole answer the server keeps the connection open for), else on a new one.
     ///
-    /// An idle connection the server closed while it waited fails before any byte of an answer arrives: the
-    /// request is then sent once more, on a new connection. etcd's server closes a connection it keeps alive only
-    /// when it is idle (or shutting down), never after reading a request, so the first one was not acted on.
+    /// An idle connection the server closed while it waited is found closed before the request is sent (it polls
+    /// readable, see ``PlainConnectionPool``), or refuses the request's first bytes: the request then goes on a new
+    /// connection. Once any of it was sent, it is never sent again: a server (or a proxy in front of it) may have
+    /// acted on it, and a connection that ends without an answer is then an ``EtcdError/Code/unreachable`` error,
+    /// which the store treats as an answer lost (it reads back what happened before it writes again).
     ///
     /// - Throws: ``EtcdError/Code/unreachable`` (connection refused, timed out, host not found, connection
     ///   lost) naming `endpoint`.
@@ -53,25 +55,21 @@ enum PlainHTTP {
             let request = Array(head.utf8) + Array(body)
             let key = "\(host):\(port)"
             if let pool, let socket = pool.take(key) {
-                switch try exchange(request, on: socket, deadline: deadline, limit: maximumAnswerSize) {
-                case .answer(let answer, let reusable):
-                    if reusable { pool.giveBack(socket, key) } else { close(socket) }
-                    return answer
-                case .closedBeforeAnswer:
-                    close(socket)
+                if let answer = try exchange(request, on: socket, deadline: deadline, limit: maximumAnswerSize) {
+                    if answer.reusable { pool.giveBack(socket, key) } else { close(socket) }
+                    return answer.answer
                 }
+                close(socket)  // Closed by the server before it took any of the request: sent again below.
             }
-            let connected = Date().addingTimeInterval(min(connectTimeout, timeout))
+            let connected = Date().addingTimeInterval(min(connectTimeout, deadline.timeIntervalSinceNow))
             let socket = try PlainSocket.open(host: host, port: port, deadline: connected)
             pool?.recordOpened()
-            switch try exchange(request, on: socket, deadline: deadline, limit: maximumAnswerSize) {
-            case .answer(let answer, let reusable):
-                if reusable, let pool { pool.giveBack(socket, key) } else { close(socket) }
-                return answer
-            case .closedBeforeAnswer(let failure):
+            guard let answer = try exchange(request, on: socket, deadline: deadline, limit: maximumAnswerSize) else {
                 close(socket)
-                throw failure
+                throw Failure(reason: "the server closed the connection before taking the request")
             }
+            if answer.reusable, let pool { pool.giveBack(socket, key) } else { close(socket) }
+            return answer.answer
         } catch {
             throw EtcdError(error.code, endpoint: endpoint, message: error.reason)
         }
@@ -85,29 +83,30 @@ enum PlainHTTP {
     /// (``EtcdError/Code/badResponse``).
     typealias Failure = PlainSocket.Failure
 
-    /// How one request on one connection ended.
-    private enum Exchange {
-        /// An answer, and whether the connection may carry the next request.
-        case answer(Answer, reusable: Bool)
-        /// The connection failed or ended before any byte of an answer arrived (a server that closed it).
-        case closedBeforeAnswer(Failure)
-    }
-
     /// Sends `request` on `socket` and reads the answer: at most `limit` bytes, of which at most
     /// ``maximumHeadSize`` before the blank line that ends the headers; the body is `Content-Length` bytes when
     /// the answer says so, else what comes until the end of the connection.
     ///
-    /// - Throws: A ``Failure`` on a timeout, or when the connection fails once part of an answer arrived; the
-    ///   socket is then of no more use (the caller closes it).
+    /// - Returns: The answer, and whether the connection may carry the next request; `nil` when the connection
+    ///   refused the request's first bytes (closed by the server), so that nothing of it was sent.
+    /// - Throws: A ``Failure`` when anything else goes wrong (a timeout; the connection lost once part of the request
+    ///   was sent; an answer cut off or over its limits). The socket is closed then.
     private static func exchange(
         _ request: [UInt8], on socket: Int32, deadline: Date, limit: Int
-    ) throws(Failure) -> Exchange {
-        do {
-            try PlainSocket.sendAll(request, on: socket, deadline: deadline)
+    ) throws(Failure) -> (answer: Answer, reusable: Bool)? {
+        do throws(Failure) {
+            guard try PlainSocket.sendAll(request, on: socket, deadline: deadline) else { return nil }
+            return try receive(on: socket, deadline: deadline, limit: limit)
         } catch {
-            if error.reason.hasPrefix("timed out") { throw error }
-            return .closedBeforeAnswer(error)
+            close(socket)
+            throw error
         }
+    }
+
+    /// Reads an answer on `socket` (see ``exchange(_:on:deadline:limit:)``).
+    private static func receive(
+        on socket: Int32, deadline: Date, limit: Int
+    ) throws(Failure) -> (answer: Answer, reusable: Bool) {
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var parsed: (head: Head, bodyStart: Int)?
@@ -116,28 +115,21 @@ enum PlainHTTP {
                 guard data.count - bodyStart == length else {
                     throw Failure(reason: "the answer runs past its Content-Length", code: .badResponse)
                 }
-                return .answer(Answer(status: head.status, body: Data(data[bodyStart...])), reusable: head.keepsAlive)
+                return (Answer(status: head.status, body: Data(data[bodyStart...])), head.keepsAlive)
             }
             guard try PlainSocket.wait(socket, for: Int16(POLLIN), deadline: deadline) else {
                 throw Failure(reason: "timed out waiting for the answer")
             }
-            let count: Int?
-            do {
-                count = try PlainSocket.receive(into: &chunk, on: socket)
-            } catch {
-                if data.isEmpty { return .closedBeforeAnswer(error) }
-                throw error
-            }
-            guard let count else { continue }
+            guard let count = try PlainSocket.receive(into: &chunk, on: socket) else { continue }
             if count == 0 {
-                if data.isEmpty {
-                    return .closedBeforeAnswer(Failure(reason: "the server closed the connection without an answer"))
+                guard let (head, bodyStart) = parsed else {
+                    throw Failure(
+                        reason: data.isEmpty ? "the server closed the connection without an answer" : "cut-off answer")
                 }
-                guard let (head, bodyStart) = parsed else { throw Failure(reason: "cut-off answer") }
                 if let length = head.contentLength, data.count - bodyStart < length {
                     throw Failure(reason: "cut-off answer (\(data.count - bodyStart) of \(length) bytes)")
                 }
-                return .answer(Answer(status: head.status, body: Data(data[bodyStart...])), reusable: false)
+                return (Answer(status: head.status, body: Data(data[bodyStart...])), false)
             }
             data.append(contentsOf: chunk[..<count])
             guard data.count <= limit else {

@@ -45,6 +45,8 @@ enum PlainSocket {
             }
             let flags = fcntl(descriptor, F_GETFL, 0)
             _ = fcntl(descriptor, F_SETFL, flags | O_NONBLOCK)
+            // Not inherited by programs the process starts: a connection kept alive lives long.
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
             var result = connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen)
             if result != 0 && errno == EINPROGRESS {
                 let ready: Bool
@@ -82,7 +84,12 @@ enum PlainSocket {
     }
 
     /// Sends every byte of `bytes` before `deadline`.
-    static func sendAll(_ bytes: [UInt8], on descriptor: Int32, deadline: Date) throws(Failure) {
+    ///
+    /// - Returns: `true`; `false` when the connection was closed by the peer before it took the first byte (`EPIPE`,
+    ///   `ECONNRESET`), so that nothing was sent.
+    /// - Throws: A ``Failure`` on a timeout, or when the connection fails once part of `bytes` was sent.
+    @discardableResult
+    static func sendAll(_ bytes: [UInt8], on descriptor: Int32, deadline: Date) throws(Failure) -> Bool {
         var offset = 0
         while offset < bytes.count {
             guard try wait(descriptor, for: Int16(POLLOUT), deadline: deadline) else {
@@ -92,11 +99,14 @@ enum PlainSocket {
                 sendWithoutSignal(descriptor, $0.baseAddress! + offset, $0.count - offset)
             }
             if written < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                throw Failure(reason: "connection lost sending the request (\(describe(errno)))")
+                let code = errno
+                if code == EINTR || code == EAGAIN { continue }
+                if offset == 0 && (code == EPIPE || code == ECONNRESET) { return false }
+                throw Failure(reason: "connection lost sending the request (\(describe(code)))")
             }
             offset += written
         }
+        return true
     }
 
     /// Reads what has arrived (after ``wait(_:for:deadline:)`` said so) into `buffer`: the count, `0` at the end

@@ -102,7 +102,8 @@ final class PlainWatchConnection: WatchTransport {
                     socket.descriptor = -1
                 }
             }
-            try PlainSocket.sendAll(request, on: descriptor, deadline: Date().addingTimeInterval(requestTimeout))
+            guard try PlainSocket.sendAll(request, on: descriptor, deadline: Date().addingTimeInterval(requestTimeout))
+            else { throw PlainSocket.Failure(reason: "the server closed the connection before taking the request") }
             try read(descriptor, idleTimeout: idleTimeout, limit: limit)
         } catch let failure {
             let reason = socket.withLock { $0.cancelled } ? "cancelled" : failure.reason
