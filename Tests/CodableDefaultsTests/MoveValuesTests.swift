@@ -92,6 +92,7 @@ private final class Suite {
                 "profileFromJSONData", "profileFromPropertyListData", "grid", "windows", "avatar", "fontSize",
             ])
         #expect(report.kept.isEmpty && report.alreadyMoved.isEmpty)
+        #expect(report.absent == ["registeredOnly"], "a registered default is no stored value")
         #expect(report.failures.map(\.key) == ["brokenCount", "limited"])
         #expect(report.failures.map(\.error.code) == [.decodingFailed, .invalidValue])
         #expect(report.failures.first?.source == "brokenCount")
@@ -129,7 +130,7 @@ private final class Suite {
 
         let second = try defaults.moveValues(fromUserDefaults: suite.name, keys: MovedKeys.all)
         #expect(second.moved.isEmpty)
-        #expect(second.alreadyMoved.contains("launches") && second.alreadyMoved.contains("registeredOnly"))
+        #expect(second.alreadyMoved.contains("launches") && second.absent == ["fontSize", "registeredOnly"])
         #expect(second.failures.map(\.key) == ["brokenCount", "limited"], "still reported, still in UserDefaults")
         #expect(try Data(contentsOf: dir.file()) == file, "the second run writes nothing")
         #expect(try openFresh(dir.file())[MovedKeys.launches] == 42)
@@ -155,6 +156,67 @@ private final class Suite {
             #expect(!suite.has(key), "\(key) moved and was removed")
         }
         for key in ["nickname", "brokenCount", "limited"] { #expect(suite.has(key), "\(key) did not move") }
+    }
+
+    /// A suite name with a typo reads an empty domain: nothing moves, and nothing is remembered, so the move from
+    /// the right suite takes every value.
+    @Test func aMoveFromAnEmptySuiteRemembersNothing() throws {
+        let suite = try Suite()
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file())
+        let typo = suite.name + ".typo"
+        defer { UserDefaults(suiteName: typo)?.removePersistentDomain(forName: typo) }
+        let empty = try defaults.moveValues(fromUserDefaults: typo, keys: MovedKeys.all)
+        #expect(empty.moved.isEmpty && empty.absent.count == MovedKeys.all.count)
+        #expect(!defaults.hasStoredValue(forKey: Defaults.movedFromUserDefaultsMarker))
+        #expect(try defaults.moveValues(fromUserDefaults: suite.name, keys: MovedKeys.all).moved.count == 12)
+    }
+
+    @Test func twoKeysNamingOneUserDefaultsKeyAreRefused() throws {
+        let suite = try Suite()
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file())
+        let error = #expect(throws: DefaultsError.self) {
+            try defaults.moveValues(
+                fromUserDefaults: suite.name, keys: [MovedKeys.launches, MovedKeys.renamed],
+                sourceNames: ["fontSize": "launches"], removingMovedValues: true)
+        }
+        #expect(error?.code == .invalidArgument && error?.key == "fontSize")
+        #expect(suite.has("launches") && !defaults.hasStoredValue(for: MovedKeys.launches))
+    }
+
+    /// A value written to UserDefaults after the move read it (here by an observer of the moved key, which runs
+    /// before the removal) is not removed: it was never moved.
+    @Test func aValueWrittenToUserDefaultsDuringTheMoveIsNotRemoved() throws {
+        let suite = try Suite()
+        let dir = try TemporaryDirectory()
+        let defaults = try openFresh(dir.file())
+        let name = suite.name
+        let token = defaults.observe(MovedKeys.launches) { _ in
+            UserDefaults(suiteName: name)?.set(7, forKey: "launches")
+        }
+        defer { token.cancel() }
+        try defaults.moveValues(fromUserDefaults: suite.name, keys: MovedKeys.all, removingMovedValues: true)
+        #expect(defaults[MovedKeys.launches] == 42)
+        #expect(suite.defaults.persistentDomain(forName: suite.name)?["launches"] as? Int == 7)
+        #expect(!suite.has("sounds"), "the values left as they were read are removed")
+    }
+
+    /// A secret key's moved value is recorded in the history by name only, as a typed set of it would be.
+    @Test func aMovedSecretValueStaysOutOfTheHistory() throws {
+        let suite = try Suite()
+        suite.defaults.set("hunter2-not-recorded", forKey: "apiToken")
+        let dir = try TemporaryDirectory()
+        let token = Defaults.Key<String?>("apiToken", secret: true)
+        let defaults = try openFresh(dir.file())
+        #expect(try defaults.moveValues(fromUserDefaults: suite.name, keys: [token]).moved == ["apiToken"])
+        let history = try String(contentsOf: dir.file(".settings.json.history"), encoding: .utf8)
+        #expect(history.contains("apiToken") && !history.contains("hunter2"), "\(history)")
+        let file = dir.file("token.json")
+        try Data(#""hunter3-from-a-file""#.utf8).write(to: file)
+        let other = Defaults.Key<String?>("otherToken", secret: true)
+        #expect(try defaults.moveValue(other, fromFile: file).moved == ["otherToken"])
+        #expect(!(try String(contentsOf: dir.file(".settings.json.history"), encoding: .utf8)).contains("hunter3"))
     }
 
     @Test func aSaveThatFailsLeavesUserDefaultsAndTheStoreAsTheyWere() throws {

@@ -19,6 +19,9 @@ extension Defaults {
         public var kept: [String] = []
         /// The keys an earlier move took (the store's marker lists them): not looked at again.
         public var alreadyMoved: [String] = []
+        /// The keys the source holds no value for: nothing moved, and nothing remembered, so a later move takes a
+        /// value that appears by then (unless the store holds one of its own).
+        public var absent: [String] = []
         /// The keys whose old value did not convert to the key's type, each with why; every such value stays
         /// where it was, and a later move tries it again.
         public var failures: [Failure] = []
@@ -62,12 +65,13 @@ extension Defaults {
     /// it keeps for `Data`. A value that decodes is checked against the key's constraints.
     ///
     /// It is safe to call at every launch. The store keeps a marker, the member `marker`, listing the
-    /// `UserDefaults` names it has dealt with (moved, found absent, or kept because the store held a value),
-    /// written in the same save as the values: a later call skips them (``MoveReport/alreadyMoved``), and
-    /// moves only keys added to `keys` since. A key the store already holds a value for keeps it
-    /// (``MoveReport/kept``). A value that converts in no form is reported (``MoveReport/failures``), stays in
-    /// `UserDefaults`, and is tried again by the next call. Nothing moved is ever removed from `UserDefaults`
-    /// unless `removingMovedValues`, and then only after the save is durable.
+    /// `UserDefaults` names it has dealt with (moved, or kept because the store held a value), written in the same
+    /// save as the values: a later call skips them (``MoveReport/alreadyMoved``), and moves only keys added to
+    /// `keys` since, or whose value appeared since (``MoveReport/absent`` lists those without one). A key the store
+    /// already holds a value for keeps it (``MoveReport/kept``). A value that converts in no form is reported
+    /// (``MoveReport/failures``), stays in `UserDefaults`, and is tried again by the next call. Nothing moved is
+    /// ever removed from `UserDefaults` unless `removingMovedValues`, and then only after the save is durable, and
+    /// only while `UserDefaults` still holds the value that was moved (one written since stays).
     ///
     /// Thread: any; it waits for the store's lock file (or, on etcd, for the cluster) as
     /// ``modify(forKeys:_:)-l5vt`` does.
@@ -77,7 +81,8 @@ extension Defaults {
     ///     app's own domain, `UserDefaults.standard`'s (the bundle identifier, or the process name without one).
     ///   - keys: The keys to move, each named in `UserDefaults` as in this store unless `sourceNames` says
     ///     otherwise.
-    ///   - sourceNames: The `UserDefaults` name of a key stored there under another name, by its name here.
+    ///   - sourceNames: The `UserDefaults` name of a key stored there under another name, by its name here; two
+    ///     keys may not name one `UserDefaults` key.
     ///   - removingMovedValues: Whether to remove each moved value from `UserDefaults` once the store's save is
     ///     durable (with `removeObject(forKey:)`; `UserDefaults` persists the removal as it persists any change).
     ///   - marker: The store member that lists the `UserDefaults` names dealt with; use one per source.
@@ -86,7 +91,8 @@ extension Defaults {
     ///   (`writeFailed`, `lockTimeout`, …, with nothing written; `notDurable` when the values and the marker are
     ///   in the store file but its directory could not be flushed, so `UserDefaults` keeps its copy, which later
     ///   calls leave alone); `invalidValue` when the marker member holds something else than an array of
-    ///   strings; `invalidArgument` when two keys have one name, or a key is the marker.
+    ///   strings; `invalidArgument` when two keys have one name or one `UserDefaults` name, a key is the marker,
+    ///   or `UserDefaults` refuses `suiteName` (the app's own bundle identifier: pass `nil`).
     @discardableResult
     public func moveValues(
         fromUserDefaults suiteName: String?, keys: [AnyKey], sourceNames: [String: String] = [:],
@@ -94,7 +100,7 @@ extension Defaults {
     ) throws(DefaultsError) -> MoveReport {
         let candidates = try userDefaultsCandidates(suiteName, keys: keys, sourceNames: sourceNames)
         let report = try move(candidates, marker: marker)
-        if removingMovedValues { try Self.removeMoved(report, suiteName: suiteName, sourceNames: sourceNames) }
+        if removingMovedValues { try Self.removeMoved(report, of: candidates, suiteName: suiteName) }
         return report
     }
 
@@ -110,7 +116,7 @@ extension Defaults {
     ) async throws(DefaultsError) -> MoveReport {
         let candidates = try userDefaultsCandidates(suiteName, keys: keys, sourceNames: sourceNames)
         let report = try await move(candidates, marker: marker)
-        if removingMovedValues { try Self.removeMoved(report, suiteName: suiteName, sourceNames: sourceNames) }
+        if removingMovedValues { try Self.removeMoved(report, of: candidates, suiteName: suiteName) }
         return report
     }
 
@@ -134,7 +140,8 @@ extension Defaults {
     ///
     /// - Throws: ``DefaultsError``: what ``modify(forKeys:_:)-l5vt`` throws, with nothing written and the file
     ///   where it was; `writeFailed` naming the file when the value was stored but the file could not be renamed
-    ///   (a later call then finds the store holding the value, and keeps it).
+    ///   (a later call then finds the store holding the value, and keeps it; should the store lose the value, by a
+    ///   reset, the next call would move the file's again).
     @discardableResult
     public func moveValue(_ key: AnyKey, fromFile url: URL) throws(DefaultsError) -> MoveReport {
         guard let (file, candidate) = fileCandidate(key, url) else { return MoveReport() }
@@ -162,15 +169,35 @@ extension Defaults {
     private func userDefaultsCandidates(
         _ suiteName: String?, keys: [AnyKey], sourceNames: [String: String]
     ) throws(DefaultsError) -> [MoveCandidate] {
-        let source = try Self.userDefaults(suiteName)
-        let domainName = suiteName ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
-        let domain = try Self.propertyListValues(of: source.persistentDomain(forName: domainName) ?? [:])
+        var sources = Set<String>()
+        for key in keys {
+            let sourceName = sourceNames[key.name] ?? key.name
+            guard sources.insert(sourceName).inserted else {
+                throw DefaultsError(
+                    .invalidArgument,
+                    "two keys name the UserDefaults key \(KeyDescription.quoted(sourceName)) as theirs; nothing was moved",
+                    key: key.name)
+            }
+        }
+        let domain = try Self.domain(suiteName)
         return keys.map { key -> MoveCandidate in
             let sourceName = sourceNames[key.name] ?? key.name
             guard let value = domain[sourceName] else { return MoveCandidate(key: key, source: sourceName, .absent) }
-            return MoveCandidate(
+            var candidate = MoveCandidate(
                 key: key, source: sourceName, key.moved(from: Self.forms(of: value), options: store.options))
+            candidate.original = value
+            return candidate
         }
+    }
+
+    /// The values the app stored in the `UserDefaults` domain of `suiteName` (`nil`: the app's).
+    ///
+    /// - Throws: `invalidArgument` when `UserDefaults` refuses the suite name; `readFailed` when its values do not
+    ///   read.
+    private static func domain(_ suiteName: String?) throws(DefaultsError) -> [String: PropertyListValue] {
+        let source = try userDefaults(suiteName)
+        let domainName = suiteName ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        return try propertyListValues(of: source.persistentDomain(forName: domainName) ?? [:])
     }
 
     /// The suite `suiteName`, or `UserDefaults.standard` for `nil`.
@@ -179,17 +206,26 @@ extension Defaults {
     private static func userDefaults(_ suiteName: String?) throws(DefaultsError) -> UserDefaults {
         guard let suiteName else { return .standard }
         guard let suite = UserDefaults(suiteName: suiteName) else {
-            throw DefaultsError(.invalidArgument, "UserDefaults has no suite named \(suiteName)", key: nil)
+            throw DefaultsError(
+                .invalidArgument,
+                "UserDefaults refuses the suite name \(suiteName) (the app's own bundle identifier, or the global "
+                    + "domain): pass nil to move the app's own values", key: nil)
         }
         return suite
     }
 
-    /// Removes the values `report` says moved from the suite `suiteName`.
+    /// Removes the values `report` says moved from the suite `suiteName`: each only while it is still the value
+    /// that was read (`original`), so a value written since (by an extension, or code not yet moved over) stays.
     private static func removeMoved(
-        _ report: MoveReport, suiteName: String?, sourceNames: [String: String]
+        _ report: MoveReport, of candidates: [MoveCandidate], suiteName: String?
     ) throws(DefaultsError) {
         let source = try userDefaults(suiteName)
-        for name in report.moved { source.removeObject(forKey: sourceNames[name] ?? name) }
+        let current = try domain(suiteName)
+        let moved = Set(report.moved)
+        for candidate in candidates where moved.contains(candidate.key.name) {
+            guard let original = candidate.original, current[candidate.source] == original else { continue }
+            source.removeObject(forKey: candidate.source)
+        }
     }
 
     /// The file at `url` to move into `key`, with its value converted or why not; `nil` when there is no file.
@@ -230,6 +266,8 @@ extension Defaults {
         var key: AnyKey
         var source: String
         var outcome: Outcome
+        /// The value as the source held it, when it is a `UserDefaults` value.
+        var original: PropertyListValue?
 
         init(key: AnyKey, source: String, _ outcome: Outcome) {
             self.key = key
@@ -242,7 +280,8 @@ extension Defaults {
     private func move(_ candidates: [MoveCandidate], marker: String?) throws(DefaultsError) -> MoveReport {
         let names = candidates.map(\.key.name) + (marker.map { [$0] } ?? [])
         do {
-            return try modify(forKeys: names, Self.applying(candidates, marker: marker))
+            return try modify(
+                forKeys: names, secretNames: Self.secretNames(candidates), Self.applying(candidates, marker: marker))
         } catch {
             throw Self.moveError(error)
         }
@@ -252,10 +291,18 @@ extension Defaults {
     private func move(_ candidates: [MoveCandidate], marker: String?) async throws(DefaultsError) -> MoveReport {
         let names = candidates.map(\.key.name) + (marker.map { [$0] } ?? [])
         do {
-            return try await modify(forKeys: names, Self.applying(candidates, marker: marker))
+            let secretNames = Self.secretNames(candidates)
+            let body = Self.applying(candidates, marker: marker)
+            return try await onQueueUntyped { try self.modify(forKeys: names, secretNames: secretNames, body) }
         } catch {
             throw Self.moveError(error)
         }
+    }
+
+    /// The names of the secret keys among `candidates`: a move's history record keeps none of their values, though
+    /// the store may not have met their typed keys yet.
+    private static func secretNames(_ candidates: [MoveCandidate]) -> Set<String> {
+        Set(candidates.lazy.filter(\.key.isSecret).map(\.key.name))
     }
 
     /// The error a move's update threw: always a ``DefaultsError`` (``applying(_:marker:)`` throws no other).
@@ -283,7 +330,9 @@ extension Defaults {
                 }
                 switch candidate.outcome {
                 case .absent:
-                    done?.insert(candidate.source)
+                    // Not remembered: a value that appears later (written by code not yet moved over) is moved
+                    // then, unless the store has one of its own by that time.
+                    report.absent.append(name)
                 case .failed(let error):
                     report.failures.append(MoveReport.Failure(key: name, source: candidate.source, error: error))
                 case .value(let value):

@@ -32,7 +32,7 @@ extension Defaults {
     }
 
     /// ``onQueue(_:)`` for work that throws what a `modify` closure throws.
-    private func onQueueUntyped<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+    func onQueueUntyped<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         let store = store
         let result = await withCheckedContinuation {
             (continuation: CheckedContinuation<Result<Value, any Error>, Never>) in

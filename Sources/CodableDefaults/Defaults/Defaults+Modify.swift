@@ -116,6 +116,14 @@ extension Defaults {
     public func modify<Result>(
         forKeys names: [String], _ body: (inout [JSONValue?]) throws -> Result
     ) throws -> Result {
+        try modify(forKeys: names, secretNames: [], body)
+    }
+
+    /// ``modify(forKeys:_:)-l5vt``, with the names whose values are secret (their history records keep no value),
+    /// for a caller that knows them before their typed keys were used with the store.
+    func modify<Result>(
+        forKeys names: [String], secretNames: Set<String>, _ body: (inout [JSONValue?]) throws -> Result
+    ) throws -> Result {
         var unique = Set<MemberName>()
         for name in names {
             if let refusal = refusalIfAny(name) { throw refusal }
@@ -125,7 +133,7 @@ extension Defaults {
             }
         }
         let store = self.store
-        return try store.modify(names) { fragments in
+        return try store.modify(names, secretNames: secretNames) { fragments in
             var values: [JSONValue?] = []
             for (name, fragment) in zip(names, fragments) {
                 values.append(

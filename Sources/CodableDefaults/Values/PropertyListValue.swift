@@ -5,7 +5,7 @@ import Foundation
 ///
 /// ``json`` is what the library stores for it, so typed keys read it: a date the number of seconds since
 /// 2001-01-01 00:00 UTC (as a `Date` is stored), data its base64 text (as `Data` is).
-package enum PropertyListValue: Codable, Sendable {
+package enum PropertyListValue: Codable, Sendable, Equatable {
     case bool(Bool)
     case integer(Int64)
     case real(Double)
