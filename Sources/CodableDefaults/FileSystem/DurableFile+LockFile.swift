@@ -11,16 +11,19 @@ extension DurableFile {
     /// most `timeout` for another holder to release it.
     ///
     /// The lock is an advisory `flock`: the kernel releases it when the holder closes the descriptor or dies.
-    /// `flock` keeps no queue, and a wait can only try `LOCK_EX|LOCK_NB` again and again (sleeping 1 ms, then
-    /// 2 ms; a trial costs one system call), so a writer that saves back to back takes the lock back within
-    /// microseconds of releasing it and a waiter got in only when a trial fell into such a gap: three
-    /// processes saving in a loop kept a fourth out past a 10-second timeout. So a writer first takes its turn:
-    /// an exclusive `flock` of a second sidecar file, the queue file (`.<name>.queue`), held only until it has
-    /// the lock. A waiter holds the turn while it waits, so the writer that just released the lock cannot take
-    /// it back; it waits for the turn like any other, and the waiter gets the lock at the holder's next
-    /// release. The waiter holding the turn tries the lock every 0.2 ms, so that the lock does not stay free
-    /// between two saves; the others try the turn every 1, then 2 ms. Without waiting (`timeout` zero) there
-    /// is no turn to take and the queue file is not used.
+    /// `flock` keeps no queue, and a wait can only try `LOCK_EX|LOCK_NB` again and again (a trial costs one
+    /// system call), so a writer that saves back to back takes the lock back within microseconds of releasing
+    /// it, and a waiter got in only when a trial fell into such a gap: three processes saving in a loop kept a
+    /// fourth out past a 10-second timeout. So a writer first takes its turn: an exclusive `flock` of a second
+    /// sidecar file, the queue file (`.<name>.queue`), held only until it has the lock. The waiter holding the
+    /// turn is the only one trying the lock, so the writer that just released it cannot take it back (it waits
+    /// for the turn like any other), and that waiter gets the lock at the holder's next release; it tries every
+    /// 0.2 ms for its first 20 ms, then less often (up to 2 ms), so that the lock does not stay free between
+    /// two saves. The other waiters try the turn every 1, then 2 ms, and which of them gets it next is left to
+    /// chance: a waiter is never shut out, though it may wait through a few turns. A waiter that has not had the
+    /// turn for a second (one that holds it is stopped: a debugger, a suspended process) also tries the lock
+    /// itself, as every waiter did before there was a turn. Without waiting (`timeout` zero) there is no turn to
+    /// take and the queue file is not used.
     ///
     /// - Returns: The descriptor holding the lock; pass it to ``unlock(_:)``.
     /// - Throws: ``DefaultsError/Code-swift.struct/lockTimeout`` naming the lock file and (on Linux) the
@@ -28,7 +31,8 @@ extension DurableFile {
     ///   lock or queue file cannot be opened or locked.
     func lock(timeout: Duration, onWait: () -> Void = {}) throws(DefaultsError) -> Int32 {
         let fd = try openLockFile(lockPath, "the lock file")
-        let deadline = Platform.monotonicNanoseconds().saturatingAdd(timeout.nanoseconds())
+        let start = Platform.monotonicNanoseconds()
+        let deadline = start.saturatingAdd(timeout.nanoseconds())
         var waited = false
         let noteWait = {
             if !waited {
@@ -42,13 +46,19 @@ extension DurableFile {
             if timeout > .zero {
                 let opened = try openLockFile(queuePath, "the queue file")
                 queue = opened
-                try take(opened, path: queuePath, until: deadline, pauses: 1_000_000...2_000_000, onWait: noteWait) {
-                    timedOut(fd, queue: opened, after: timeout)
-                }
+                // Without the turn after a second, the lock itself is tried too (and on getting it, the turn is
+                // not needed any more).
+                let patience = start.saturatingAdd(min(timeout, .seconds(1)).nanoseconds())
+                let gotLock = try take(
+                    opened, path: queuePath, until: deadline, pauses: 1_000_000...2_000_000, onWait: noteWait,
+                    alternative: (fd, after: patience)
+                ) { timedOut(fd, queue: opened, after: timeout) }
+                if gotLock { return fd }
             }
-            try take(fd, path: lockPath, until: deadline, pauses: Self.headPause...Self.headPause, onWait: noteWait) {
-                timedOut(fd, queue: queue, after: timeout)
-            }
+            _ = try take(
+                fd, path: lockPath, until: deadline, pauses: Self.headPause...2_000_000, fastFor: 20_000_000,
+                onWait: noteWait
+            ) { timedOut(fd, queue: nil, after: timeout) }
         } catch {
             _ = system.close(fd)
             throw error
@@ -66,35 +76,49 @@ extension DurableFile {
         return fd
     }
 
-    /// Locks `fd` exclusively, trying until `deadline`; calls `onWait` when it first finds it held.
+    /// Locks `fd` exclusively, trying until `deadline`: every `pauses.lowerBound` nanoseconds for the first
+    /// `fastFor`, then pausing twice as long each time up to `pauses.upperBound`. Calls `onWait` when it first finds
+    /// `fd` held. With an `alternative`, from its time on each try of `fd` that fails also tries the alternative's
+    /// descriptor, and taking that one ends the wait instead.
     ///
+    /// - Returns: `true` when the alternative was taken instead of `fd`.
     /// - Throws: What `timedOut` makes when the deadline passed; ``DefaultsError/Code-swift.struct/writeFailed``
     ///   when `flock` fails for another reason than another holder.
     private func take(
-        _ fd: Int32, path: String, until deadline: UInt64, pauses: ClosedRange<UInt64>, onWait: () -> Void,
-        timedOut: () -> DefaultsError
-    ) throws(DefaultsError) {
+        _ fd: Int32, path: String, until deadline: UInt64, pauses: ClosedRange<UInt64>, fastFor: UInt64 = 0,
+        onWait: () -> Void, alternative: (descriptor: Int32, after: UInt64)? = nil, timedOut: () -> DefaultsError
+    ) throws(DefaultsError) -> Bool {
+        let start = Platform.monotonicNanoseconds()
         var pause = pauses.lowerBound
         while system.tryLockExclusive(fd) != 0 {
             let code = Platform.errno
             guard Platform.isLockBusy(code) else {
-                throw failure(
-                    .writeFailed, "cannot lock \(path == queuePath ? "the queue file" : "the lock file")", errno: code,
-                    path: path)
+                let what = path == queuePath ? "the queue file" : "the lock file"
+                throw failure(.writeFailed, "cannot lock \(what)", errno: code, path: path)
             }
             onWait()
-            let now = Platform.monotonicNanoseconds()
+            var now = Platform.monotonicNanoseconds()
+            if let alternative, now >= alternative.after {
+                if system.tryLockExclusive(alternative.descriptor) == 0 { return true }
+                let code = Platform.errno
+                guard Platform.isLockBusy(code) else {
+                    throw failure(.writeFailed, "cannot lock the lock file", errno: code, path: lockPath)
+                }
+                now = Platform.monotonicNanoseconds()
+            }
             guard now < deadline else { throw timedOut() }
             Platform.sleep(nanoseconds: min(pause, deadline - now))
-            pause = min(pause * 2, pauses.upperBound)
+            if now - start >= fastFor { pause = min(pause * 2, pauses.upperBound) }
         }
+        return false
     }
 
-    /// How long the waiter holding the turn sleeps between its tries of the lock, in nanoseconds.
+    /// How long the waiter holding the turn first sleeps between its tries of the lock, in nanoseconds.
     private static var headPause: UInt64 { 200_000 }
 
     /// The error of a wait for the lock file open as `fd` that lasted `timeout`, naming the lock's holders, or
-    /// when none holds it the holders of the `queue` file (a waiter ahead of this one that does not go on).
+    /// when none holds it the holders of the `queue` file (a waiter ahead of this one that does not go on; `nil`
+    /// when this one holds it).
     private func timedOut(_ fd: Int32, queue: Int32?, after timeout: Duration) -> DefaultsError {
         func pids(_ holders: [Int32]) -> String { holders.map(String.init).joined(separator: ", ") }
         let holders = Platform.flockHolders(of: fd)
