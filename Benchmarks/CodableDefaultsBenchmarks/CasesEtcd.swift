@@ -113,9 +113,11 @@ enum EtcdCases {
 
             // When b's observer ran (the set's caller may still be waiting for etcd's answer then).
             let seen = DispatchSemaphore(value: 0)
-            let observerRan = Locked<UInt64>(0)
-            let token = b.observe(key) { _ in
-                observerRan.withLock { $0 = monotonicNanoseconds() }
+            // When it ran, and the value it was told of: a change made before it was registered may still reach
+            // it (the other handle's watch catching up), and must not count as the round's.
+            let observerRan = Locked<(time: UInt64, value: Int)>((0, Int.min))
+            let token = b.observe(key) { change in
+                observerRan.withLock { $0 = (monotonicNanoseconds(), change.newValue) }
                 seen.signal()
             }
             defer { token.cancel() }
@@ -145,13 +147,17 @@ enum EtcdCases {
                     round,
                     [
                         {
+                            let value = round + 2
                             let start = monotonicNanoseconds()
-                            a[key] = round + 2
+                            a[key] = value
                             set = monotonicNanoseconds() &- start
-                            guard seen.wait(timeout: .now() + 30) == .success else {
-                                throw BenchmarkError("etcd-store: the other handle's observer did not run within 30 s")
+                            while observerRan.withLock({ $0.value }) != value {
+                                guard seen.wait(timeout: .now() + 30) == .success else {
+                                    throw BenchmarkError(
+                                        "etcd-store: the other handle's observer did not run within 30 s")
+                                }
                             }
-                            observed = observerRan.withLock { $0 } &- start
+                            observed = observerRan.withLock { $0.time } &- start
                         },
                         {
                             let start = monotonicNanoseconds()

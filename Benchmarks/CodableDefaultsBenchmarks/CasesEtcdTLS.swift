@@ -106,9 +106,11 @@ enum EtcdTLSCases {
             // A change through one handle until the other's observer runs, against a put until the client's own
             // watch of the same prefix brings its event.
             let seen = DispatchSemaphore(value: 0)
-            let observerRan = Locked<UInt64>(0)
-            let token = b.observe(key) { _ in
-                observerRan.withLock { $0 = monotonicNanoseconds() }
+            // When it ran, and the value it was told of: a change made before it was registered may still reach
+            // it (the other handle's watch catching up), and must not count as the round's.
+            let observerRan = Locked<(time: UInt64, value: Int)>((0, Int.min))
+            let token = b.observe(key) { change in
+                observerRan.withLock { $0 = (monotonicNanoseconds(), change.newValue) }
                 seen.signal()
             }
             defer { token.cancel() }
@@ -140,12 +142,15 @@ enum EtcdTLSCases {
                     round,
                     [
                         {
+                            let value = 10_000 + round
                             let start = monotonicNanoseconds()
-                            a[key] = 10_000 + round
-                            guard seen.wait(timeout: .now() + 30) == .success else {
-                                throw BenchmarkError("etcd-store-tls: the observer never ran")
+                            a[key] = value
+                            while observerRan.withLock({ $0.value }) != value {
+                                guard seen.wait(timeout: .now() + 30) == .success else {
+                                    throw BenchmarkError("etcd-store-tls: the observer never ran")
+                                }
                             }
-                            observed = observerRan.withLock { $0 } &- start
+                            observed = observerRan.withLock { $0.time } &- start
                         },
                         {
                             let start = monotonicNanoseconds()
