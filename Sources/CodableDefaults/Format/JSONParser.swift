@@ -242,8 +242,8 @@ extension JSONParser {
     }
 }
 
-/// ASCII byte values used by the scanner and writer.
-private enum Byte {
+/// ASCII byte values and classes: the scanner's and the writer's, and hexadecimal digits for the encryption key's text.
+enum Byte {
     /// `"`
     static let quote: UInt8 = 0x22
     /// `\`

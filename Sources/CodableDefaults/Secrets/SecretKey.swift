@@ -154,25 +154,16 @@ struct SecretKey: Sendable, Equatable {
         }
     #endif
 
-    /// The 32 bytes of `text`, 64 hexadecimal digits; `nil` when it is not that.
+    /// The bytes of `text`, two hexadecimal digits (either case) a byte; `nil` when it is not that.
     private static func hex(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
-        var high: UInt8?
-        for unit in text.utf8 {
-            let value: UInt8
-            switch unit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = unit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = unit - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = unit - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-            if let first = high {
-                bytes.append(first << 4 | value)
-                high = nil
-            } else {
-                high = value
-            }
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = Byte.hexValue(digits[index]), let low = Byte.hexValue(digits[index + 1])
+            else { return nil }
+            bytes.append(UInt8(high << 4 | low))
         }
-        return high == nil ? bytes : nil
+        return bytes
     }
 }
