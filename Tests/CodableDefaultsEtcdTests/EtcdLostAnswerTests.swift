@@ -16,49 +16,37 @@ import Testing
 /// connection after its answer and the client does not keep it. Watches are refused (closed at once). Its mode says
 /// what it does with a call: forward it and its answer; forward it and drop the answer (etcd applies the call, the
 /// client sees the connection closed without an answer); or close it unsent.
-private final class LossyProxy: @unchecked Sendable {
+private final class LossyProxy: Sendable {
     enum Mode: Sendable { case forward, dropAnswers, closeUnsent }
 
-    let port: Int
-    private let target: Int
-    private let listener: Int32
-    private let mode = Locked(Mode.forward)
-    private let stopped = Locked(false)
+    private let mode: Locked<Mode>
+    private let acceptor: LoopbackAcceptor
 
     init(target: Int) throws {
-        self.target = target
-        listener = tcpSocket()
-        guard listener >= 0, bindLoopback(listener, port: 0) == 0, listen(listener, 16) == 0,
-            let port = boundPort(listener)
-        else { throw ChildProcessError(description: "the proxy cannot listen: errno \(errno)") }
-        self.port = port
-        Thread.detachNewThread { [self] in
-            while !stopped.withLock({ $0 }) {
-                var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-                guard poll(&entry, 1, 100) > 0 else { continue }
-                let client = accept(listener, nil, nil)
-                guard client >= 0 else { continue }
-                Thread.detachNewThread { [self] in handle(client) }
-            }
-            close(listener)
+        let mode = Locked(Mode.forward)
+        self.mode = mode
+        acceptor = try LoopbackAcceptor("the proxy") { client in
+            Self.handle(client, target: target, mode: mode)
         }
     }
 
-    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    var url: URL { URL(string: "http://127.0.0.1:\(acceptor.port)")! }
 
     func set(_ mode: Mode) { self.mode.withLock { $0 = mode } }
 
-    func stop() { stopped.withLock { $0 = true } }
+    func stop() { acceptor.stop() }
 
     /// One call: its request read whole (headers and `Content-Length` bytes), then dealt with as the mode says.
-    private func handle(_ client: Int32) {
+    private static func handle(_ client: Int32, target: Int, mode: Locked<Mode>) {
         defer { close(client) }
         guard let request = readRequest(client), !request.isWatch else { return }
-        let mode = self.mode.withLock { $0 }
+        let mode = mode.withLock { $0 }
         guard mode != .closeUnsent else { return }
         let server = tcpSocket()
         defer { close(server) }
-        guard server >= 0, connectLoopback(server, port: target) == 0, writeAll(server, request.bytes) else { return }
+        guard server >= 0, connectLoopback(server, port: target) == 0, writeAllBytes(server, request.bytes) else {
+            return
+        }
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -67,7 +55,7 @@ private final class LossyProxy: @unchecked Sendable {
             if count <= 0 { break }
             answer += buffer[..<count]
         }
-        if mode == .forward { _ = writeAll(client, answer) }
+        if mode == .forward { _ = writeAllBytes(client, answer) }
     }
 
     private struct Request {
@@ -75,36 +63,15 @@ private final class LossyProxy: @unchecked Sendable {
         var isWatch: Bool
     }
 
-    private func readRequest(_ client: Int32) -> Request? {
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            if let end = bytes.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound {
-                let head = String(decoding: bytes[..<end], as: UTF8.self)
-                let length =
-                    head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
-                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
-                if bytes.count >= end + length {
-                    let kept = head.replacingOccurrences(of: "Connection: keep-alive\r\n", with: "")
-                    return Request(bytes: Array(kept.utf8) + bytes[end...], isWatch: head.contains(" /v3/watch "))
-                }
-            }
-            let count = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress!, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return nil }
-            bytes += buffer[..<count]
-        }
-    }
-
-    private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress!, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            if count <= 0 { return false }
-            offset += count
-        }
-        return true
+    /// The client's request, without its `Connection: keep-alive` (see the type).
+    private static func readRequest(_ client: Int32) -> Request? {
+        var buffer: [UInt8] = []
+        guard let message = readHTTPMessage(from: client, buffer: &buffer),
+            let end = message.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound
+        else { return nil }
+        let head = String(decoding: message[..<end], as: UTF8.self)
+        let kept = head.replacingOccurrences(of: "Connection: keep-alive\r\n", with: "")
+        return Request(bytes: Array(kept.utf8) + message[end...], isWatch: head.contains(" /v3/watch "))
     }
 }
 

@@ -18,139 +18,70 @@ import Testing
     /// closing an idle connection kept alive) or closes it when the next request arrives, unanswered and without
     /// passing it on (as a server, or a proxy, that lost the connection after the client sent on it). It counts the
     /// connections, the ones it closed, and the requests that reached etcd.
-    private final class ClosingProxy: @unchecked Sendable {
-        let port: Int
-        private let target: Int
-        private let listener: Int32
-        private let answeredPerConnection: Int
-        private let closesWhenIdle: Bool
-        private let counts = Locked((connections: 0, forwarded: 0, closed: 0))
-        private let stopped = Locked(false)
+    private final class ClosingProxy: Sendable {
+        private let acceptor: LoopbackAcceptor
+        private let counts: Locked<(connections: Int, forwarded: Int, closed: Int)>
 
         init(target: Int, answeredPerConnection: Int, closesWhenIdle: Bool) throws {
-            self.target = target
-            self.answeredPerConnection = answeredPerConnection
-            self.closesWhenIdle = closesWhenIdle
-            listener = tcpSocket()
-            guard listener >= 0, bindLoopback(listener, port: 0) == 0, listen(listener, 16) == 0,
-                let port = boundPort(listener)
-            else { throw ChildProcessError(description: "the proxy cannot listen: errno \(errno)") }
-            self.port = port
-            Thread.detachNewThread { [self] in
-                while !stopped.withLock({ $0 }) {
-                    var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-                    guard poll(&entry, 1, 100) > 0 else { continue }
-                    let client = withoutSigpipe(accept(listener, nil, nil))
-                    guard client >= 0 else { continue }
-                    counts.withLock { $0.connections += 1 }
-                    Thread.detachNewThread { [self] in handle(client) }
+            let counts = Locked((connections: 0, forwarded: 0, closed: 0))
+            self.counts = counts
+            acceptor = try LoopbackAcceptor("the proxy") { client in
+                counts.withLock { $0.connections += 1 }
+                defer {
+                    shutdown(client, Int32(SHUT_RDWR))
+                    close(client)
+                    counts.withLock { $0.closed += 1 }
                 }
-                close(listener)
+                let server = tcpSocket()
+                defer { close(server) }
+                guard server >= 0, connectLoopback(server, port: target) == 0 else { return }
+                var fromClient: [UInt8] = []
+                var fromServer: [UInt8] = []
+                var answered = 0
+                while let request = readHTTPMessage(from: client, buffer: &fromClient) {
+                    guard answered < answeredPerConnection, writeAllBytes(server, request) else { return }
+                    counts.withLock { $0.forwarded += 1 }
+                    guard let answer = readHTTPMessage(from: server, buffer: &fromServer),
+                        writeAllBytes(client, answer)
+                    else { return }
+                    answered += 1
+                    if closesWhenIdle && answered == answeredPerConnection { return }
+                }
             }
         }
 
-        var url: String { "http://127.0.0.1:\(port)" }
+        var url: String { "http://127.0.0.1:\(acceptor.port)" }
         var connections: Int { counts.withLock { $0.connections } }
         var forwarded: Int { counts.withLock { $0.forwarded } }
         var closed: Int { counts.withLock { $0.closed } }
 
-        func stop() { stopped.withLock { $0 = true } }
-
-        private func handle(_ client: Int32) {
-            defer {
-                shutdown(client, Int32(SHUT_RDWR))
-                close(client)
-                counts.withLock { $0.closed += 1 }
-            }
-            let server = tcpSocket()
-            defer { close(server) }
-            guard server >= 0, connectLoopback(server, port: target) == 0 else { return }
-            var fromClient: [UInt8] = []
-            var fromServer: [UInt8] = []
-            var answered = 0
-            while let request = Self.message(from: client, buffer: &fromClient) {
-                guard answered < answeredPerConnection else { return }
-                guard writeAll(server, request) else { return }
-                counts.withLock { $0.forwarded += 1 }
-                guard let answer = Self.message(from: server, buffer: &fromServer), writeAll(client, answer) else {
-                    return
-                }
-                answered += 1
-                if closesWhenIdle && answered == answeredPerConnection { return }
-            }
-        }
-
-        /// The next whole message (head and `Content-Length` bytes of body) read from `descriptor`.
-        private static func message(from descriptor: Int32, buffer: inout [UInt8]) -> [UInt8]? {
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while true {
-                if let end = buffer.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound {
-                    let head = String(decoding: buffer[..<end], as: UTF8.self)
-                    let length =
-                        head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
-                        .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
-                    if buffer.count >= end + length {
-                        defer { buffer.removeFirst(end + length) }
-                        return Array(buffer[..<(end + length)])
-                    }
-                }
-                let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { return nil }
-                buffer += chunk[..<count]
-            }
-        }
-
-        private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
-            var offset = 0
-            while offset < bytes.count {
-                let count = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress!, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { return false }
-                offset += count
-            }
-            return true
-        }
+        func stop() { acceptor.stop() }
     }
 
     /// A server that takes each connection's request and never answers, and counts the connections the client
     /// closed (their end of stream).
-    private final class SilentServer: @unchecked Sendable {
-        let port: Int
-        private let listener: Int32
-        private let ended = Locked(0)
-        private let stopped = Locked(false)
+    private final class SilentServer: Sendable {
+        private let acceptor: LoopbackAcceptor
+        private let ended: Locked<Int>
 
         init() throws {
-            listener = tcpSocket()
-            guard listener >= 0, bindLoopback(listener, port: 0) == 0, listen(listener, 16) == 0,
-                let port = boundPort(listener)
-            else { throw ChildProcessError(description: "the server cannot listen: errno \(errno)") }
-            self.port = port
-            Thread.detachNewThread { [self] in
-                while !stopped.withLock({ $0 }) {
-                    var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-                    guard poll(&entry, 1, 100) > 0 else { continue }
-                    let client = withoutSigpipe(accept(listener, nil, nil))
-                    guard client >= 0 else { continue }
-                    Thread.detachNewThread { [self] in
-                        defer { close(client) }
-                        var buffer = [UInt8](repeating: 0, count: 4096)
-                        while true {
-                            let count = read(client, &buffer, buffer.count)
-                            if count < 0 && errno == EINTR { continue }
-                            if count <= 0 { break }
-                        }
-                        ended.withLock { $0 += 1 }
-                    }
+            let ended = Locked(0)
+            self.ended = ended
+            acceptor = try LoopbackAcceptor("the server") { client in
+                defer { close(client) }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = read(client, &buffer, buffer.count)
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { break }
                 }
-                close(listener)
+                ended.withLock { $0 += 1 }
             }
         }
 
-        var url: String { "http://127.0.0.1:\(port)" }
+        var url: String { "http://127.0.0.1:\(acceptor.port)" }
         var connectionsEnded: Int { ended.withLock { $0 } }
-        func stop() { stopped.withLock { $0 = true } }
+        func stop() { acceptor.stop() }
     }
 
     @Suite("EtcdClient over plain HTTP: connections kept alive", .needsEtcd)
