@@ -58,8 +58,9 @@ extension Defaults {
     ///     kept in it durably and sent when a member answers (see "Offline" above).
     ///   - onError: If not `nil`, becomes ``onError`` before the store opens.
     /// - Throws: ``DefaultsError``: `invalidArgument` for an endpoint that is not an `http(s)://` URL with a host
-    ///   (and a port in 1...65535 if it names one), an option out of range, a TLS certificate without its key (or
-    ///   any TLS file, so far, on Apple platforms and musl); `readFailed` naming a TLS file that cannot be read or
+    ///   (and a port in 1...65535 if it names one), an option out of range, a TLS certificate without its key (on
+    ///   Apple platforms, any PEM client certificate: `EtcdTLS.clientIdentity` takes it; with musl, any TLS file);
+    ///   `readFailed` naming a TLS file that cannot be read or
     ///   is not PEM; `invalidArgument` for a timeout not more than zero; `readFailed` quoting etcd when the prefix cannot be read (no endpoint
     ///   answers and there is no local copy, the user name or password is refused); for the local copy,
     ///   `lockTimeout` when another store uses it, and what reading it throws (`invalidJSON`, `decodingFailed`

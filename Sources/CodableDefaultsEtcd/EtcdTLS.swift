@@ -16,9 +16,13 @@ import Foundation
 /// ``CodableDefaults/DefaultsError/Code-swift.struct/readFailed`` naming it; a certificate with its key, else
 /// ``CodableDefaults/DefaultsError/Code-swift.struct/invalidArgument``), and read again
 /// for every new connection, so a store that runs for months takes the files cert-manager or the kubelet rotate in
-/// place. No text of the library quotes them. On Linux with glibc calls and watches take them (through libcurl);
-/// elsewhere (Apple platforms, musl) opening a store with them throws
-/// ``CodableDefaults/DefaultsError/Code-swift.struct/invalidArgument``, so far.
+/// place. No text of the library quotes them. On Linux with glibc calls and watches take them (through libcurl).
+/// On Apple platforms URLSession takes the authorities' file and ``serverName`` (the name checked; the endpoint's
+/// host is still sent as the TLS server name), and a client certificate as a `SecIdentity`
+/// (`clientIdentity`, from the Keychain or a PKCS#12 file) rather than PEM files: a store opened with
+/// ``certificate`` and ``key`` there throws ``CodableDefaults/DefaultsError/Code-swift.struct/invalidArgument``
+/// saying so. With musl any TLS file is refused so. The Apple path is written against Apple's documentation and is
+/// not run by this project's CI, which builds on Linux.
 public struct EtcdTLS: Sendable, Hashable {
     /// The PEM file of the authorities that sign the members' certificates (etcdctl's `--cacert`); `nil`: the
     /// system's trust store.
@@ -30,6 +34,11 @@ public struct EtcdTLS: Sendable, Hashable {
     /// The name the members' certificates are checked against (and TLS's server name indication), instead of
     /// each endpoint's host: for a cluster reached by address whose certificates name a host. `nil`: the host.
     public var serverName: String?
+    #if canImport(Security)
+        /// On Apple platforms, the client certificate with its private key (``ClientIdentity``), in place of
+        /// ``certificate`` and ``key``, which URLSession cannot take; `nil`: none is presented.
+        public var clientIdentity: ClientIdentity?
+    #endif
 
     /// TLS files and the server name; each `nil` by default. A certificate needs its key, and a key its
     /// certificate (checked when the store opens).
@@ -66,6 +75,13 @@ public struct EtcdTLS: Sendable, Hashable {
             return .invalid("\(given) is given without its pair: give --cert and --key")
         }
         if serverName?.isEmpty == true { return .invalid("the server name is empty") }
+        #if canImport(Security)
+            if certificate != nil {
+                return .invalid(
+                    "on Apple platforms a client certificate is taken as a ClientIdentity (from the Keychain or a "
+                        + "PKCS#12 file), not as PEM files (--cert, --key)")
+            }
+        #endif
         let files = [("--cacert", certificateAuthorities), ("--cert", certificate), ("--key", key)]
         for case (let option, let url?) in files {
             let bytes: Data

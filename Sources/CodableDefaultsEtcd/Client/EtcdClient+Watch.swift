@@ -171,7 +171,8 @@ extension EtcdClient {
         configuration.urlCache = nil
         let request = makeRequest(endpoint, "/v3/watch", body, token: token, timeout: watchIdleTimeout)
         return WatchConnection(
-            request: request, endpoint: endpoint, configuration: configuration, maximumMessageSize: maximumAnswerSize)
+            request: request, endpoint: endpoint, tls: tls, configuration: configuration,
+            maximumMessageSize: maximumAnswerSize)
     }
 
     /// The error of a watch etcd canceled: compaction, or its reason.

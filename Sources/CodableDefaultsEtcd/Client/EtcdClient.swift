@@ -23,9 +23,9 @@ import Foundation
 /// expired, or the member restarted), the client authenticates again once and repeats the call.
 ///
 /// `https://` endpoints are checked against the system's trust store, or the authorities of ``tls`` (``EtcdTLS``, which
-/// also gives the client certificate a cluster may require; Linux with glibc only, so far). On Apple platforms every
-/// call and the watch go through `URLSession` (App Transport Security applies to it alike; an `http://` endpoint needs
-/// an exception in the app's `Info.plist`). On Linux with glibc the client does not use `URLSession`:
+/// also gives the client certificate a cluster may require; not with musl). On Apple platforms every call and the
+/// watch go through `URLSession`, which answers the handshake with ``tls`` (`AppleTLS`; App Transport Security applies
+/// to it alike; an `http://` endpoint needs an exception in the app's `Info.plist`). On Linux with glibc the client does not use `URLSession`:
 /// swift-corelibs-foundation's stops the process when an answer ends with an HTTP trailer (swift-corelibs-foundation
 /// issue 5285: a `fatalError` in every release up to Swift 6.3.x; after that, an error that loses the answer). Instead,
 /// `http://` endpoints' calls and watches are spoken in HTTP/1.0 over a socket (``PlainHTTP``, whose calls keep their
@@ -93,8 +93,8 @@ package final class EtcdClient: Sendable {
     ///     `https://host:port` (a path, if any, is ignored).
     ///   - user: The user name to authenticate as, or `nil` when the cluster has no authentication.
     ///   - password: The user's password (required with `user`).
-    ///   - tls: The TLS files of the `https://` endpoints (``EtcdTLS``): so far taken by the calls on Linux only; a
-    ///     client given them refuses to watch.
+    ///   - tls: The TLS files of the `https://` endpoints (``EtcdTLS``), for calls and watches: through libcurl on
+    ///     Linux with glibc, URLSession on Apple platforms; refused with musl.
     ///   - connectTimeout: Seconds connecting to one endpoint may take before the client tries the next endpoint
     ///     (bounded by `requestTimeout`); on Apple platforms the request timeout bounds it.
     ///   - requestTimeout: Seconds a request to one endpoint may wait for its answer before the client tries the
@@ -107,7 +107,8 @@ package final class EtcdClient: Sendable {
     ///   `http(s)://` URL with a host and, if it names one, a port in 1...65535; or, on Linux with glibc, when one
     ///   is `https://` and libcurl's functions cannot be found in the process; when `tls` names a file that cannot
     ///   be read or is not PEM, a certificate without its key or a key without its certificate; on Apple platforms,
-    ///   when `tls` is given.
+    ///   when `tls` names PEM files of a client certificate and key (`EtcdTLS.clientIdentity` takes their place);
+    ///   with musl, when `tls` is given.
     package init(
         endpoints: [String], user: String? = nil, password: String? = nil, tls: EtcdTLS? = nil,
         connectTimeout: TimeInterval = 2, requestTimeout: TimeInterval = 5, watchIdleTimeout: TimeInterval = 900,
@@ -116,9 +117,10 @@ package final class EtcdClient: Sendable {
         guard !endpoints.isEmpty else { throw EtcdError(.invalidEndpoint, message: "no endpoint given") }
         if let tls {
             try tls.check()
-            #if !canImport(Glibc)
+            #if !canImport(Glibc) && !canImport(Security)
                 throw EtcdError(
-                    .invalidEndpoint, message: "TLS files (--cacert, --cert, --key) are taken on Linux only, so far")
+                    .invalidEndpoint,
+                    message: "TLS files (--cacert, --cert, --key) are taken on Linux with glibc and Apple platforms")
             #endif
         }
         var urls: [URL] = []
@@ -165,7 +167,7 @@ package final class EtcdClient: Sendable {
         configuration.urlCache = nil
         configuration.httpShouldSetCookies = false
         self.maximumAnswerSize = maximumAnswerSize
-        answers = BoundedAnswers(limit: maximumAnswerSize)
+        answers = BoundedAnswers(limit: maximumAnswerSize, tls: tls)
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         session = URLSession(configuration: configuration, delegate: answers, delegateQueue: queue)
@@ -382,6 +384,8 @@ package final class EtcdClient: Sendable {
         do {
             let answer = try result.get()
             return (answer.body, answer.status)
+        } catch let error as BoundedAnswers.Untrusted {
+            throw EtcdError(.unreachable, endpoint: endpoint.absoluteString, message: error.reason)
         } catch let error as BoundedAnswers.TooLarge {
             throw EtcdError(
                 .badResponse, endpoint: endpoint.absoluteString,

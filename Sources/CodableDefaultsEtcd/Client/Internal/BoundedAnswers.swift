@@ -19,21 +19,31 @@ package final class BoundedAnswers: NSObject, URLSessionDataDelegate, Sendable {
         package var limit: Int
     }
 
+    /// A server whose certificate the TLS files refused (Apple platforms): the call was cancelled in the handshake.
+    package struct Untrusted: Error {
+        /// Why, naming the authorities' file or the trust store.
+        package var reason: String
+    }
+
     /// What arrived for one call so far, and whom to tell at its end.
     private struct Call {
         var body = Data()
         var status = 0
         var tooLarge = false
+        var untrusted: String?
         let done: @Sendable (Outcome) -> Void
     }
 
     /// The most bytes one answer's body may take.
     package let limit: Int
+    /// The TLS files the handshakes are answered with (Apple platforms; elsewhere URLSession takes none).
+    package let tls: EtcdTLS?
     private let calls = Locked<[Int: Call]>([:])
 
-    /// A delegate that refuses answers over `limit` bytes.
-    package init(limit: Int) {
+    /// A delegate that refuses answers over `limit` bytes, and on Apple platforms answers TLS challenges with `tls`.
+    package init(limit: Int, tls: EtcdTLS? = nil) {
         self.limit = limit
+        self.tls = tls
     }
 
     /// Starts `task`; `done` gets its outcome once, on the session's delegate queue.
@@ -63,6 +73,21 @@ package final class BoundedAnswers: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler(nil)
     }
 
+    #if canImport(Security)
+        /// Answers the handshake's challenges with the TLS files (``AppleTLS``): URLSession calls the task's
+        /// method for the session-wide ones (server trust, client certificate) when the session's is missing.
+        package func urlSession(
+            _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+            completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+        ) {
+            let answer = AppleTLS.answer(challenge, tls: tls)
+            if let refusal = answer.refusal {
+                calls.withLock { $0[task.taskIdentifier]?.untrusted = refusal }
+            }
+            completionHandler(answer.disposition, answer.credential)
+        }
+    #endif
+
     package func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let tooLarge = calls.withLock { calls -> Bool in
             guard var call = calls[dataTask.taskIdentifier] else { return false }
@@ -76,7 +101,9 @@ package final class BoundedAnswers: NSObject, URLSessionDataDelegate, Sendable {
 
     package func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let call = calls.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        if call.tooLarge {
+        if let reason = call.untrusted {
+            call.done(.failure(Untrusted(reason: reason)))
+        } else if call.tooLarge {
             call.done(.failure(TooLarge(limit: limit)))
         } else if let error {
             call.done(.failure(error))

@@ -29,15 +29,23 @@ final class WatchConnection: NSObject, URLSessionDataDelegate, WatchTransport, @
     let messages: AsyncThrowingStream<Wire.WatchMessage, any Error>
     private let reader: WatchReader
     private let endpoint: URL
+    private let tls: EtcdTLS?
     private var task: URLSessionDataTask?
+    /// Why the TLS files refused the server, if they did (Apple platforms).
+    private var untrusted: String?
 
-    /// Starts the request. A message (or an error answer) over `maximumMessageSize` bytes ends the watch with
-    /// ``EtcdError/Code/badResponse`` instead of growing without bound.
-    init(request: URLRequest, endpoint: URL, configuration: URLSessionConfiguration, maximumMessageSize: Int) {
+    /// Starts the request, answering TLS challenges with `tls` on Apple platforms. A message (or an error answer)
+    /// over `maximumMessageSize` bytes ends the watch with ``EtcdError/Code/badResponse`` instead of growing
+    /// without bound.
+    init(
+        request: URLRequest, endpoint: URL, tls: EtcdTLS?, configuration: URLSessionConfiguration,
+        maximumMessageSize: Int
+    ) {
         let (messages, continuation) = AsyncThrowingStream.makeStream(of: Wire.WatchMessage.self)
         self.messages = messages
         reader = WatchReader(endpoint: endpoint, maximumMessageSize: maximumMessageSize, continuation: continuation)
         self.endpoint = endpoint
+        self.tls = tls
         super.init()
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
@@ -72,9 +80,25 @@ final class WatchConnection: NSObject, URLSessionDataDelegate, WatchTransport, @
         completionHandler(nil)
     }
 
+    #if canImport(Security)
+        /// Answers the handshake's challenges with the TLS files (``AppleTLS``), as ``BoundedAnswers`` does.
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+            completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+        ) {
+            let answer = AppleTLS.answer(challenge, tls: tls)
+            if let refusal = answer.refusal { untrusted = refusal }
+            completionHandler(answer.disposition, answer.credential)
+        }
+    #endif
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         session.finishTasksAndInvalidate()
-        reader.completed(error.map { EtcdError.connection($0, endpoint: endpoint) })
+        if let untrusted {
+            reader.completed(EtcdError(.unreachable, endpoint: endpoint.absoluteString, message: untrusted))
+        } else {
+            reader.completed(error.map { EtcdError.connection($0, endpoint: endpoint) })
+        }
     }
 }
 
