@@ -16,44 +16,61 @@
         public struct ClientIdentity: @unchecked Sendable, Hashable {
             /// The certificate and its private key.
             public let identity: SecIdentity
+            /// The certificates between the identity's and the root its cluster trusts (intermediate authorities),
+            /// presented with it; empty when the cluster's authority signed it directly.
+            public let chain: [SecCertificate]
 
-            /// The identity `identity`, as is.
-            public init(_ identity: SecIdentity) {
+            /// The identity `identity`, with the intermediate certificates `chain` (none by default).
+            public init(_ identity: SecIdentity, chain: [SecCertificate] = []) {
                 self.identity = identity
+                self.chain = chain
             }
 
-            /// The first identity of a PKCS#12 file's bytes, imported in memory only: nothing is added to a
-            /// keychain. Neither the bytes nor the password appear in any text.
+            /// The first identity of a PKCS#12 file's bytes, with the intermediate certificates the file holds,
+            /// imported in memory only: nothing is added to a keychain (which is why macOS needs version 15: before
+            /// it, the import adds the identity to the default keychain). Neither the bytes nor the password appear in
+            /// any text.
             ///
             /// - Throws: ``CodableDefaults/DefaultsError`` with
-            ///   ``CodableDefaults/DefaultsError/Code-swift.struct/invalidArgument`` when the bytes are not PKCS#12,
-            ///   the password is not theirs, or they hold no certificate with its key (the Security framework's
-            ///   reason in the message).
-            @available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *)
+            ///   ``CodableDefaults/DefaultsError/Code-swift.struct/invalidArgument`` when the password is empty (the
+            ///   Security framework imports no PKCS#12 data without one: give one to `openssl pkcs12 -export`), the
+            ///   bytes are not PKCS#12, the password is not theirs, or they hold no certificate with its key (the
+            ///   Security framework's reason in the message).
+            @available(macOS 15, *)
             public init(pkcs12 data: Data, password: String) throws(DefaultsError) {
-                let options: [String: Any] = [
-                    kSecImportExportPassphrase as String: password,
-                    // Without it macOS adds the identity to the default keychain.
-                    kSecImportToMemoryOnly as String: true,
-                ]
+                guard !password.isEmpty else {
+                    throw DefaultsError(
+                        .invalidArgument,
+                        "the PKCS#12 data needs a password: the Security framework imports none without one")
+                }
+                var options: [String: Any] = [kSecImportExportPassphrase as String: password]
+                #if os(macOS)
+                    // Without it macOS adds the identity to the default keychain (other systems import in memory).
+                    options[kSecImportToMemoryOnly as String] = true
+                #endif
                 var items: CFArray?
                 let status = SecPKCS12Import(data as CFData, options as CFDictionary, &items)
                 guard status == errSecSuccess else {
                     throw DefaultsError(.invalidArgument, "the PKCS#12 data: \(AppleTLS.describe(status))")
                 }
                 let list = (items as? [[String: Any]]) ?? []
-                guard let item = list.lazy.compactMap({ $0[kSecImportItemIdentity as String] }).first,
+                guard let found = list.first(where: { $0[kSecImportItemIdentity as String] != nil }),
+                    let item = found[kSecImportItemIdentity as String],
                     CFGetTypeID(item as CFTypeRef) == SecIdentityGetTypeID()
                 else {
                     throw DefaultsError(.invalidArgument, "the PKCS#12 data holds no certificate with its private key")
                 }
                 // The type was checked just above: the cast cannot fail.
                 self.identity = item as! SecIdentity
+                // The chain the import gives starts with the identity's own certificate: the rest are intermediates.
+                let certificates = (found[kSecImportItemCertChain as String] as? [SecCertificate]) ?? []
+                self.chain = Array(certificates.dropFirst())
             }
 
-            /// Whether the two identities are the same (`CFEqual`).
+            /// Whether the two identities and their chains are the same (`CFEqual`).
             public static func == (lhs: ClientIdentity, rhs: ClientIdentity) -> Bool {
-                CFEqual(lhs.identity, rhs.identity)
+                CFEqual(lhs.identity, rhs.identity) && lhs.chain.count == rhs.chain.count
+                    && zip(lhs.chain, rhs.chain).allSatisfy { CFEqual($0, $1) }
             }
 
             /// Feeds the identity's `CFHash` to `hasher`.

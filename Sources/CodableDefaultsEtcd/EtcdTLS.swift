@@ -17,8 +17,8 @@ import Foundation
 /// ``CodableDefaults/DefaultsError/Code-swift.struct/invalidArgument``), and read again
 /// for every new connection, so a store that runs for months takes the files cert-manager or the kubelet rotate in
 /// place. No text of the library quotes them. On Linux with glibc calls and watches take them (through libcurl).
-/// On Apple platforms URLSession takes the authorities' file and ``serverName`` (the name checked; the endpoint's
-/// host is still sent as the TLS server name), and a client certificate as a `SecIdentity`
+/// On Apple platforms URLSession takes the authorities' file and ``serverName`` (the name checked; the name sent
+/// in the handshake stays the endpoint's host, none for an address), and a client certificate as a `SecIdentity`
 /// (`clientIdentity`, from the Keychain or a PKCS#12 file) rather than PEM files: a store opened with
 /// ``certificate`` and ``key`` there throws ``CodableDefaults/DefaultsError/Code-swift.struct/invalidArgument``
 /// saying so. With musl any TLS file is refused so. The Apple path is written against Apple's documentation and is

@@ -35,14 +35,14 @@ struct PEMTests {
         do {
             _ = try PEM.blocks(labelled: "CERTIFICATE", in: Data(notBase64.utf8))
         } catch {
-            #expect(error.line == 2)
+            #expect(error.line == 2 && error.reason == "is not base64")
         }
         let unended = "-----BEGIN CERTIFICATE-----\nAAAA\n"
         do {
             _ = try PEM.blocks(labelled: "CERTIFICATE", in: Data(unended.utf8))
             Issue.record("a block without its end line was read")
         } catch {
-            #expect(error.line == 1 && error.label == "CERTIFICATE")
+            #expect(error.line == 1 && error.label == "CERTIFICATE" && error.reason == "has no -----END line")
         }
     }
 }

@@ -4,8 +4,8 @@
 
     /// How URLSession's TLS challenges are answered with an ``EtcdTLS`` on Apple platforms: the members'
     /// certificates checked against the authorities' PEM file alone (read again at every challenge, that is every
-    /// new connection, so a rotated file is taken) and the name to check; the client identity presented when a
-    /// member asks for one.
+    /// full handshake: a resumed TLS session asks nothing, so a rotated file is taken by the next full one) and the
+    /// name to check; the client identity, with its intermediates, presented when a member asks for one.
     ///
     /// Written against Apple's documentation of the Security framework and URLSession; this project's CI builds on
     /// Linux only, where none of it compiles.
@@ -32,12 +32,13 @@
                 }
                 return Answer(disposition: .useCredential, credential: URLCredential(trust: trust))
             case NSURLAuthenticationMethodClientCertificate:
-                guard let identity = tls.clientIdentity?.identity else {
-                    return Answer(disposition: .performDefaultHandling)
-                }
+                guard let client = tls.clientIdentity else { return Answer(disposition: .performDefaultHandling) }
+                // The intermediates go along, for a cluster that trusts only the root of the client's chain.
                 return Answer(
                     disposition: .useCredential,
-                    credential: URLCredential(identity: identity, certificates: nil, persistence: .forSession))
+                    credential: URLCredential(
+                        identity: client.identity, certificates: client.chain.isEmpty ? nil : client.chain,
+                        persistence: .forSession))
             default:
                 return Answer(disposition: .performDefaultHandling)
             }
@@ -63,7 +64,7 @@
             }
             var error: CFError?
             guard SecTrustEvaluateWithError(trust, &error) else {
-                let reason = error.map { ($0 as Error).localizedDescription } ?? "no reason given"
+                let reason = error.map { ($0 as any Error).localizedDescription } ?? "no reason given"
                 let authority = tls.certificateAuthorities.map { "--cacert \($0.path)" } ?? "the system's trust store"
                 return "the server's certificate for \(name) is not trusted with \(authority): \(reason)"
             }
@@ -82,7 +83,7 @@
             do {
                 blocks = try PEM.blocks(labelled: "CERTIFICATE", in: bytes)
             } catch {
-                return .failure(Failure("the certificate that begins on line \(error.line) is not base64"))
+                return .failure(Failure("the certificate that begins on line \(error.line) \(error.reason)"))
             }
             var found: [SecCertificate] = []
             for (index, der) in blocks.enumerated() {

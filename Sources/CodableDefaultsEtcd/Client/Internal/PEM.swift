@@ -10,6 +10,8 @@ package enum PEM {
         package var label: String
         /// The 1-based line of the block's `-----BEGIN` line.
         package var line: Int
+        /// What is wrong with it: "is not base64" or "has no -----END line".
+        package var reason: String
     }
 
     /// The DER bytes of every block labelled `label` in `data`, in order; text outside the blocks (comments, as
@@ -31,7 +33,7 @@ package enum PEM {
             if var content = base64 {
                 if line == end {
                     guard let der = Data(base64Encoded: content), !der.isEmpty else {
-                        throw Malformed(label: label, line: startLine)
+                        throw Malformed(label: label, line: startLine, reason: "is not base64")
                     }
                     found.append(der)
                     base64 = nil
@@ -44,7 +46,7 @@ package enum PEM {
                 startLine = number
             }
         }
-        if base64 != nil { throw Malformed(label: label, line: startLine) }
+        if base64 != nil { throw Malformed(label: label, line: startLine, reason: "has no -----END line") }
         return found
     }
 }
