@@ -23,6 +23,12 @@
 //   All values are ASCII without escapes. `state G` prints that state as one JSON object on one line, for
 //   a harness that would rather not recompute it.
 //
+// REKEY MODE (the key rotation crash test)
+//   `rekey PATH KEYFILE1 KEYFILE2 [--seconds S]` opens PATH with the encryption key of KEYFILE1, stores the secret
+//   keys "s0" ... "s9" = "secret-<I>" where they are empty, saves, and prints `ready`. Then, until S seconds
+//   passed (default 60), it re-encrypts every secret with KEYFILE2's key and prints `ack 2`, then with KEYFILE1's
+//   and prints `ack 1`, and so on. A failure prints `error TEXT` and exits with status 2.
+//
 // SERVE MODE (command mode, for multi-process and fault-injection tests)
 //   Opens PATH (save mode `manual` unless given; an unreadable file throws unless `--unreadable-file
 //   move-aside`; with the layers given: an environment override with prefix P, a fallback JSON file, a
@@ -176,6 +182,38 @@ func open(
 }
 
 /// The crash test's writer: flushes one generation after another and acknowledges each.
+/// The rotation test's writer: see REKEY MODE at the top.
+func runRekey(path: String, keys: [String], seconds: Double) -> Never {
+    let sources = keys.map { Defaults.EncryptionKey.file(URL(fileURLWithPath: $0)) }
+    let defaults: Defaults
+    do {
+        defaults = try Defaults(
+            url: URL(fileURLWithPath: path), saveMode: .manual, options: .init(encryptionKey: sources[0]))
+        for index in 0..<10 {
+            let key = Defaults.Key<String>("s\(index)", default: "", secret: true)
+            if try defaults.value(for: key).isEmpty { try defaults.set("secret-\(index)", for: key) }
+        }
+        try defaults.save()
+    } catch {
+        output.line("error \(error)")
+        exit(2)
+    }
+    output.line("ready")
+    let deadline = Date().addingTimeInterval(seconds)
+    var next = 1
+    while Date() < deadline {
+        do {
+            try defaults.reencryptSecrets(with: sources[next])
+        } catch {
+            output.line("error \(error)")
+            exit(2)
+        }
+        output.line("ack \(next + 1)")
+        next = 1 - next
+    }
+    exit(0)
+}
+
 func runWriter(path: String, seconds: Double, generations: Int) -> Never {
     let defaults = open(path, saveMode: .manual)
     let start = defaults.integer(forKey: "generation")
@@ -337,6 +375,11 @@ case "state":
     guard let text = rest.first, let generation = Int(text) else { usage("usage: state GENERATION") }
     output.line(json(WriterState.state(generation)))
     exit(0)
+case "rekey":
+    guard rest.count >= 3 else { usage("usage: rekey PATH KEYFILE KEYFILE [--seconds S]") }
+    let keyFiles = Array(rest.dropFirst().prefix(2))
+    runRekey(
+        path: rest[rest.startIndex], keys: keyFiles, seconds: option("--seconds", in: rest).flatMap(Double.init) ?? 60)
 case "writer":
     guard let path = rest.first else { usage("usage: writer PATH [--seconds S] [--generations N]") }
     let seconds = option("--seconds", in: rest).flatMap(Double.init) ?? 60

@@ -51,6 +51,13 @@ extension Defaults {
         /// ``DefaultsError/Code-swift.struct/invalidArgument``, writing nothing. Default: false.
         package var readsOnly = false
 
+        /// The key a store encrypts its secret keys' values with at rest (keys made with `secret: true`, and names
+        /// whose stored value is encrypted), in the file, its history's neighbours, a migration's backup, an etcd
+        /// store's values and local copy: each value is sealed on its own (AES-256-GCM, its name bound to it), so
+        /// names stay readable. Read when the store opens (opening fails when it cannot be). `nil` (the default):
+        /// secret values are stored in clear, only kept out of texts and history, and an encrypted one does not
+        /// read (``DefaultsError/Code-swift.struct/encryptionKeyMissing``). See <doc:KeysAndValues>.
+        public var encryptionKey: EncryptionKey?
         /// Creates options; every parameter has the default described on its property.
         ///
         /// - Parameters:
@@ -61,11 +68,13 @@ extension Defaults {
         ///   - migrations: Versioned steps over the file's values.
         ///   - lockTimeout: The longest wait for another process's lock on the file.
         ///   - history: How much history of its saves the store keeps.
+        ///   - encryptionKey: The key of the secret values at rest, or `nil`.
         public init(
             maximumFileSize: Int = 64 << 20, maximumDepth: Int = 512, maximumKeyLength: Int = 1024,
             unreadableFile: UnreadableFilePolicy = .throw, migrations: [Migration] = [],
-            lockTimeout: Duration = .seconds(10), history: HistoryLimit = .default
+            lockTimeout: Duration = .seconds(10), history: HistoryLimit = .default, encryptionKey: EncryptionKey? = nil
         ) {
+            self.encryptionKey = encryptionKey
             self.maximumFileSize = maximumFileSize
             self.maximumDepth = maximumDepth
             self.maximumKeyLength = maximumKeyLength

@@ -87,6 +87,13 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// newer change another writer made meanwhile: the other writer's value is kept, and the message quotes
         /// both (a secret key's, neither).
         public static let conflict = Code(rawValue: "conflict")
+        /// A secret key's value is stored encrypted (``Defaults/Options/encryptionKey``) and the store has no key:
+        /// reading it fails (the subscript gives the default), and setting a secret key whose stored value is
+        /// encrypted is refused; the encrypted value is kept as it is.
+        public static let encryptionKeyMissing = Code(rawValue: "encryptionKeyMissing")
+        /// A secret key's value was encrypted with another key than the store's (the message gives both keys'
+        /// ids): reading it fails, and the value is kept as it is.
+        public static let encryptionKeyMismatch = Code(rawValue: "encryptionKeyMismatch")
     }
 
     /// What went wrong.

@@ -19,10 +19,23 @@ extension Defaults {
         store.markSecret(names)
     }
 
-    /// Whether `name` is secret for this store: a key declared so, marked by ``markSecret(_:)``, or marked secret
-    /// by a history record this store has read. Thread-safe.
+    /// Whether `name` is secret for this store: a key declared so, marked by ``markSecret(_:)``, marked secret
+    /// by a history record this store has read, or whose stored value is encrypted. Thread-safe.
     package func isSecret(forKey name: String) -> Bool {
         store.isSecret(name)
+    }
+
+    /// The stored value of `name` as it rests when it is encrypted (``Options/encryptionKey``): the text of its
+    /// envelope, which reads back as the same value when stored again under the same name; `nil` when the
+    /// stored value is not encrypted (or nothing is stored). Needs no key. Thread-safe.
+    package func encryptedText(forKey name: String) -> String? {
+        guard let fragment = store.sealedValue(name) else { return nil }
+        return String(decoding: fragment.dropFirst().dropLast(), as: UTF8.self)
+    }
+
+    /// Whether the store was opened with an encryption key (``Options/encryptionKey``). Thread-safe.
+    package var hasEncryptionKey: Bool {
+        store.secrets.withLock { $0.key != nil }
     }
 
     /// The error of `name`'s value when it is there but cannot be read (on etcd, text another tool stored that is

@@ -102,7 +102,8 @@ extension Store {
     /// Every value of `name` in lookup order, each with its source and whether it is secret (see
     /// ``Defaults/layeredValues(forKey:)``). Encodes a pending stored value (user code) outside the lock.
     ///
-    /// - Throws: ``DefaultsError`` when a pending value does not encode, or a value cannot be represented as a
+    /// - Throws: ``DefaultsError`` when a pending value does not encode, an encrypted stored value does not open
+    ///   with the store's key (``SecretCipher/open(_:name:path:)``), or a value cannot be represented as a
     ///   `JSONValue` (an object with two canonically equivalent names).
     func layeredValues(of name: String) throws(DefaultsError) -> [(Defaults.Source, [UInt8], Bool)] {
         let (argument, overrides, stored, fallbacks, registered) = state.withLock { state in
@@ -117,6 +118,11 @@ extension Store {
         for layer in overrides { values.append((layer.source, layer.bytes, layer.isSecret)) }
         switch stored {
         case .absent: break
+        case .raw(let bytes) where SecretCipher.isEnvelope(bytes):
+            // Opened with the store's key; without it, the encrypted text (secret either way).
+            let cipher = secrets.withLock { $0 }
+            let opened = cipher.key == nil ? bytes : try cipher.open(bytes, name: name, path: path)
+            values.append((.stored(path: path), opened, true))
         case .raw(let bytes): values.append((.stored(path: path), bytes, false))
         case .pending(let box):
             let bytes = try Codec.encode(box.value, key: name, encoder: Codec.makeEncoder(), maxDepth: maxDepth)

@@ -20,6 +20,12 @@ enum StoredValue {
         if case .absent = self { return false }
         return true
     }
+
+    /// Whether what is stored is a secret's sealed value (``SecretCipher``).
+    var isSealed: Bool {
+        if case .raw(let fragment) = self { return SecretCipher.isEnvelope(fragment) }
+        return false
+    }
 }
 
 /// A value set and not yet encoded.

@@ -20,9 +20,13 @@ extension Store {
     ///   changing the array's length, or the write's failure. Then nothing is written and the store's memory is
     ///   as before (except what other writers stored, taken in); `notDurable` alone means the values are
     ///   written and taken.
+    ///
+    /// With `resealing`, every value of `names` that is sealed or secret is written sealed with that cipher (even
+    /// unchanged), and the store takes it as its own in the same critical section that takes the written values
+    /// (``reencryptSecrets(with:)``).
     func modify<Result>(
         _ names: [String], secretNames: Set<String> = [], as kind: Defaults.HistoryEntry.Kind = .save,
-        _ body: (inout [[UInt8]?]) throws -> Result
+        resealing: SecretCipher? = nil, _ body: (inout [[UInt8]?]) throws -> Result
     ) throws -> Result {
         var changed = Set<MemberName>()
         var merged = Set<MemberName>()
@@ -30,7 +34,8 @@ extension Store {
         if !secretNames.isEmpty { markSecret(secretNames) }
         let outcome = try saveLock.whileModifying {
             modifyHoldingLock(
-                names, secretNames, kind, body, changed: &changed, merged: &merged, historyFailure: &historyFailure)
+                names, secretNames, kind, resealing, body, changed: &changed, merged: &merged,
+                historyFailure: &historyFailure)
         }
         if let historyFailure { report(historyFailure) }
         merged.subtract(changed)
@@ -42,16 +47,22 @@ extension Store {
         return try outcome.get()
     }
 
-    /// The body of ``modify(_:secretNames:as:_:)``, with the save lock held.
+    /// The body of ``modify(_:secretNames:as:resealing:_:)``, with the save lock held.
     private func modifyHoldingLock<Result>(
         _ names: [String], _ secretNames: Set<String>, _ kind: Defaults.HistoryEntry.Kind,
-        _ body: (inout [[UInt8]?]) throws -> Result, changed: inout Set<MemberName>, merged: inout Set<MemberName>,
+        _ resealing: SecretCipher?, _ body: (inout [[UInt8]?]) throws -> Result, changed: inout Set<MemberName>,
+        merged: inout Set<MemberName>,
         historyFailure: inout DefaultsError?
     ) -> Swift.Result<Result, any Error> {
         var result: Swift.Result<Result, any Error>?
         var seen: [(cell: Cell, version: UInt64, old: [UInt8]?)] = []
         var new: [[UInt8]?] = []
+        // What is written of `new`: a secret's value sealed (``SecretCipher``).
+        var stored: [[UInt8]?] = []
+        // Which of `names` are written: changed, or resealed.
+        var isWritten: [Bool] = []
         var takenIn = Set<MemberName>()
+        let cipher = secrets.withLock { $0 }
         var secret: [Bool] = []
         let write = storage.update(reading: names, as: kind) { outside in
             let current: [(Cell, UInt64, StoredValue, isUnsaved: Bool)] = state.withLock { state in
@@ -79,6 +90,13 @@ extension Store {
                     }
                     return try fragment(of: stored, name: cell.name)
                 }
+                // The closure sees a secret's value, not its envelope; a value that does not open fails the call
+                // before it runs, and nothing is written.
+                for index in fragments.indices {
+                    guard let value = fragments[index], SecretCipher.isEnvelope(value) else { continue }
+                    fragments[index] = try cipher.open(value, name: names[index], path: path)
+                    secret[index] = true
+                }
                 let old = fragments
                 result = .success(try body(&fragments))
                 guard fragments.count == names.count else {
@@ -89,13 +107,20 @@ extension Store {
                 }
                 seen = zip(current, old).map { (cell: $0.0, version: $0.1, old: $1) }
                 new = fragments
+                stored = fragments
+                isWritten = names.indices.map { new[$0] != old[$0] || (resealing != nil && secret[$0]) }
+                for index in names.indices where secret[index] && isWritten[index] {
+                    // Sealed with the key; without one, in clear unless the value was sealed.
+                    let sealing = resealing ?? cipher
+                    guard let value = new[index], sealing.key != nil || current[index].2.isSealed else { continue }
+                    stored[index] = try sealing.seal(value, name: names[index], path: path)
+                }
             } catch {
                 result = .failure(error)
                 return nil
             }
             let changes = names.indices.compactMap { index in
-                new[index] == seen[index].old
-                    ? nil : MemberChange(name: names[index], value: new[index], secret: secret[index])
+                isWritten[index] ? MemberChange(name: names[index], value: stored[index], secret: secret[index]) : nil
             }
             return changes.isEmpty ? nil : changes
         }
@@ -110,11 +135,19 @@ extension Store {
         guard let result, case .success = result, !seen.isEmpty else { return result ?? .failure(noResult()) }
         state.withLock { state in
             if let holds = write.holds { state.members.base = holds }
-            for (index, (cell, version, old)) in seen.enumerated() where new[index] != old {
-                cell.saved = new[index]
+            // The new key is the store's from the moment its values are: a read that takes a value after this
+            // opens it with the key it was sealed with.
+            if let resealing { secrets.withLock { $0 = resealing } }
+            for (index, (cell, version, old)) in seen.enumerated() where isWritten[index] {
+                cell.saved = stored[index]
                 // A set made meanwhile (plain sets do not wait for the save lock) comes after this update.
                 guard cell.version == version else { continue }
-                cell.stored = new[index].map { .raw($0) } ?? .absent
+                if new[index] == old {
+                    // Resealed, the same value: its decoded cache stays, and no observer is told.
+                    if let sealed = stored[index], !cell.isDirty { cell.stored = .raw(sealed) }
+                    continue
+                }
+                cell.stored = stored[index].map { .raw($0) } ?? .absent
                 cell.version &+= 1
                 cell.isDirty = false
                 changed.insert(MemberName(cell.name))

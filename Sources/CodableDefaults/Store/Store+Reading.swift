@@ -102,7 +102,14 @@ extension Store {
             if let typed = box.value as? Value { return typed }
             let fragment = try Codec.encode(box.value, key: name, encoder: Codec.makeEncoder(), maxDepth: maxDepth)
             return try Codec.decode(type, from: fragment, key: name, path: path, secret: secret)
-        case .raw(let fragment):
+        case .raw(let stored):
+            var fragment = stored
+            var secret = secret
+            if SecretCipher.isEnvelope(stored) {
+                // Opened once per stored version: the decoded value is cached.
+                fragment = try secrets.withLock { $0 }.open(stored, name: name, path: path)
+                secret = true
+            }
             guard case .layer(let layer) = origin, let (what, file) = place(of: layer) else {
                 return try Codec.decode(type, from: fragment, key: name, path: path, secret: secret)
             }

@@ -36,9 +36,9 @@ extension Store {
         try saveLock.lock(for: "a save")
         defer { saveLock.unlock() }
         guard let pending = takePending() else { return try durable?.confirmDurability() ?? () }
-        let (encoded, encodingError) = encode(pending, reverted: &reverted)
+        var (encoded, encodingError) = encode(pending, reverted: &reverted)
         // The storage's view of each change is made under the lock, where a cell's fields are read.
-        let (changes, members): ([Written], [MemberChange]) = state.withLock { state in
+        var (changes, members): ([Written], [MemberChange]) = state.withLock { state in
             var changes: [Written] = []
             var members: [MemberChange] = []
             for cell in state.members.dirty where cell.isDirty {
@@ -52,10 +52,14 @@ extension Store {
                     written = (cell, nil, value)
                 }
                 changes.append(written)
-                members.append(MemberChange(name: cell.name, value: written.value, secret: cell.isSecret))
+                // A name whose stored value is encrypted stays so, whatever declared it secret.
+                let secret = cell.isSecret || cell.saved.map(SecretCipher.isEnvelope) == true
+                members.append(MemberChange(name: cell.name, value: written.value, secret: secret))
             }
             return (changes, members)
         }
+        // A secret refused for want of the key is reverted, as a value that does not encode is.
+        if let refused = seal(&changes, &members, reverted: &reverted) { encodingError = encodingError ?? refused }
         let write = storage.write(members)
         historyFailure = write.historyFailure
         let outcome = state.withLock { state in
@@ -77,7 +81,13 @@ extension Store {
             if let holds = write.holds { state.members.base = holds }
             for (cell, version, value) in changes {
                 cell.saved = value
-                if cell.version == version { cell.isDirty = false }
+                guard cell.version == version else { continue }
+                cell.isDirty = false
+                // The value sealed: the cell holds it as stored (the same value, so its version and the decoded
+                // cache stay), so later saves of other names keep its bytes.
+                if let value, SecretCipher.isEnvelope(value), case .raw(let plain) = cell.stored, plain != value {
+                    cell.stored = .raw(value)
+                }
             }
             for member in written.stamped {
                 let cell = state.cell(named: member.name)
@@ -98,6 +108,46 @@ extension Store {
             throw notDurable
         }
         if let encodingError { throw encodingError }
+    }
+
+    /// Seals the values of the secret members among `members` (and their `changes`) that are not sealed yet, with
+    /// the store's key (outside the state's lock). Without a key, a secret is written in clear, unless its stored
+    /// value was encrypted: that change is refused (removed from both lists, its cell reverted to the saved value
+    /// and added to `reverted`), never written in clear. Returns the first refusal's error.
+    private func seal(
+        _ changes: inout [Written], _ members: inout [MemberChange], reverted: inout Set<MemberName>
+    ) -> DefaultsError? {
+        guard members.contains(where: \.secret) else { return nil }
+        let cipher = secrets.withLock { $0 }
+        var refused: [(Cell, UInt64?)] = []
+        var firstError: DefaultsError?
+        for index in members.indices.reversed() where members[index].secret {
+            guard let value = members[index].value, !SecretCipher.isEnvelope(value) else { continue }
+            let cell = changes[index].cell
+            let wasEncrypted = state.withLock { _ in cell.saved.map(SecretCipher.isEnvelope) == true }
+            guard cipher.key != nil || wasEncrypted else { continue }
+            do throws(DefaultsError) {
+                let sealed = try cipher.seal(value, name: members[index].name, path: path)
+                members[index] = MemberChange(name: members[index].name, value: sealed, secret: true)
+                changes[index].value = sealed
+            } catch {
+                firstError = error
+                refused.append((cell, changes[index].version))
+                members.remove(at: index)
+                changes.remove(at: index)
+            }
+        }
+        guard !refused.isEmpty else { return nil }
+        state.withLock { state in
+            for (cell, version) in refused where version == nil || cell.version == version {
+                cell.stored = cell.saved.map { .raw($0) } ?? .absent
+                cell.version &+= 1
+                cell.isDirty = false
+                reverted.insert(MemberName(cell.name))
+            }
+            state.members.pruneDirty()
+        }
+        return firstError
     }
 
     /// The unsaved cells' pending values to encode, each with its version; `nil` when nothing is unsaved.

@@ -59,7 +59,26 @@ extension Store {
         if key.hasConstraints, let violation = key.violation(of: value, stored: false, path: path) {
             throw violation
         }
+        if key.isSecret { try checkSealable(key.name) }
         try finish(store(value, for: key), name: key.name, mode: mode)
+    }
+
+    /// Refuses a new value of the secret `name` that could only be stored in clear over an encrypted one: the store
+    /// has no key, and what it holds for `name` is sealed.
+    ///
+    /// - Throws: ``DefaultsError/Code-swift.struct/encryptionKeyMissing`` naming the key.
+    func checkSealable(_ name: String) throws(DefaultsError) {
+        guard secrets.withLock({ $0.key == nil }) else { return }
+        let sealed = state.withLock { state in
+            state.existingCell(named: name).map { $0.saved.map(SecretCipher.isEnvelope) == true || $0.stored.isSealed }
+        }
+        guard sealed == true else { return }
+        throw DefaultsError(
+            .encryptionKeyMissing,
+            "the stored value is encrypted and the store was opened without an encryption key "
+                + "(Options.encryptionKey; the tool's --encryption-key): a new value would be stored in clear, and is refused",
+            path: path, key: name
+        )
     }
 
     /// The in-memory part of ``set(_:for:mode:)`` for a value that is not `nil`.
@@ -274,9 +293,22 @@ extension Store {
         }
     }
 
-    /// Whether `name` is secret for this store: a key declared so, or a name marked so (``markSecret(_:)``, the
-    /// history).
+    /// Whether `name` is secret for this store: a key declared so, a name marked so (``markSecret(_:)``, the
+    /// history), or one whose stored value is sealed (``SecretCipher``).
     func isSecret(_ name: String) -> Bool {
-        state.withLock { $0.existingCell(named: name)?.isSecret ?? false }
+        state.withLock { state in
+            guard let cell = state.existingCell(named: name) else { return false }
+            return cell.isSecret || cell.stored.isSealed || cell.saved.map(SecretCipher.isEnvelope) == true
+        }
+    }
+
+    /// The stored value of `name` as it rests when it is sealed (the envelope's JSON string), else `nil`.
+    func sealedValue(_ name: String) -> [UInt8]? {
+        state.withLock { state in
+            guard let cell = state.existingCell(named: name), case .raw(let fragment) = cell.stored,
+                SecretCipher.isEnvelope(fragment)
+            else { return nil }
+            return fragment
+        }
     }
 }

@@ -49,6 +49,9 @@ package final class Store: Sendable {
     let minKeyLength: Int
     /// The state.
     let state = Locked(StoreState())
+    /// How secret values are sealed and opened: with the key of ``Defaults/Options/encryptionKey``, read by
+    /// ``load()`` (no key before, or without one).
+    let secrets = Locked(SecretCipher(key: nil))
     /// Serializes the storage's calls: saves, reloads, outside-change checks, modify (see ``SaveLock``).
     let saveLock: SaveLock
     /// Where background work runs: the save timer, outside-change checks, merge notifications.
@@ -92,8 +95,13 @@ package final class Store: Sendable {
 
     /// Reads what the storage holds (moving an unreadable file aside or migrating it, as the options say).
     ///
-    /// - Throws: ``DefaultsError`` when the data exists but cannot be read or parsed, or a migration fails.
+    /// - Throws: ``DefaultsError`` when the encryption key cannot be read (see ``Defaults/EncryptionKey``), the data
+    ///   exists but cannot be read or parsed, or a migration fails.
     package func load() throws(DefaultsError) {
+        if let source = options.encryptionKey {
+            let key = try source.load()
+            secrets.withLock { $0 = SecretCipher(key: key) }
+        }
         let members = try storage.open(reporting: report)
         if let members { _ = state.withLock { $0.takeIn(snapshot: members) } }
     }

@@ -1,0 +1,128 @@
+import Foundation
+
+extension Defaults {
+    /// Where the key comes from that a store encrypts its secret keys' values with at rest (``Options/encryptionKey``):
+    /// 32 random bytes, as a file only its owner can read, an environment variable, the output of a command, or the
+    /// bytes themselves (from the Keychain on Apple platforms, or a secret manager).
+    ///
+    /// ```swift
+    /// let options = Defaults.Options(encryptionKey: .file(URL(fileURLWithPath: "/etc/myservice/settings.key")))
+    /// ```
+    ///
+    /// The text of a file, a variable or a command's output is the key as 64 hexadecimal digits (`openssl rand -hex
+    /// 32` makes one) or their base64; a file may also hold the 32 bytes themselves. The key is read once, when the
+    /// store opens; no text of the library (errors, descriptions) quotes it.
+    public struct EncryptionKey: Sendable, CustomStringConvertible {
+        private enum Source: Sendable {
+            case file(String)
+            case environmentVariable(String)
+            case command([String])
+            case bytes([UInt8])
+        }
+
+        private let source: Source
+
+        /// The key in the file at `url`, which only its owner may read or write (opening the store fails otherwise,
+        /// saying how to fix the file's mode).
+        public static func file(_ url: URL) -> EncryptionKey { EncryptionKey(source: .file(url.path)) }
+
+        /// The key in the environment variable `name`, read when the store opens.
+        public static func environmentVariable(_ name: String) -> EncryptionKey {
+            EncryptionKey(source: .environmentVariable(name))
+        }
+
+        /// The key a command prints on its standard output, as SOPS's key commands: `arguments` is the program
+        /// (found in `PATH`) and its arguments, run without a shell when the store opens, on the opening thread.
+        /// On macOS and Linux; elsewhere opening the store throws `invalidArgument`.
+        public static func command(_ arguments: [String]) -> EncryptionKey {
+            EncryptionKey(source: .command(arguments))
+        }
+
+        /// The key's 32 bytes themselves (for example read from the Keychain); opening the store fails with
+        /// `invalidArgument` unless there are 32.
+        public static func bytes(_ bytes: [UInt8]) -> EncryptionKey { EncryptionKey(source: .bytes(bytes)) }
+
+        /// Where the key comes from, without any of it: `file /path`, `environment variable NAME`, `command
+        /// program`, or `32 bytes`.
+        public var description: String {
+            switch source {
+            case .file(let path): "file \(path)"
+            case .environmentVariable(let name): "environment variable \(name)"
+            case .command(let arguments): "command \(arguments.first ?? "")"
+            case .bytes(let bytes): "\(bytes.count) bytes"
+            }
+        }
+
+        /// Reads the key.
+        ///
+        /// - Throws: ``DefaultsError``: `readFailed` for a file that cannot be read or that others may read,
+        ///   `invalidArgument` for a source that holds no key (naming the source, quoting none of it).
+        func load() throws(DefaultsError) -> SecretKey {
+            switch source {
+            case .file(let path): return try SecretKey(contentsOf: path)
+            case .environmentVariable(let name): return try SecretKey(environmentVariable: name)
+            case .command(let arguments):
+                #if os(macOS) || os(Linux)
+                    return try SecretKey(command: arguments)
+                #else
+                    _ = arguments
+                    throw DefaultsError(.invalidArgument, "a key command runs on macOS and Linux only", key: nil)
+                #endif
+            case .bytes(let bytes): return try SecretKey(bytes: bytes)
+            }
+        }
+    }
+}
+
+extension Defaults {
+    /// Encrypts every secret value of the store again with `key`, and makes `key` the store's, in one atomic
+    /// read-modify-write: the file is replaced once (an etcd store's values change in one transaction), so a crash at
+    /// any point leaves every value readable with the old key or with the new one, never a mix within a value, and
+    /// the old key opens every value until the write is durable. Secret values stored in clear (a store that had
+    /// no key) are encrypted too. Other values, and the names, are untouched.
+    ///
+    /// Blocks the calling thread for the write; thread-safe. Other processes that share the file read the values
+    /// sealed with the new key only once they are given it too.
+    ///
+    /// - Returns: The names whose values it wrote, sorted by their UTF-8 bytes.
+    /// - Throws: ``DefaultsError``: what reading `key` throws; `encryptionKeyMissing`, `encryptionKeyMismatch` or
+    ///   `decodingFailed` for a value the store's current key does not open, and what a save throws (`lockTimeout`,
+    ///   `writeFailed`): then nothing is written and the key stays. `notDurable`: written, and the new key is the
+    ///   store's.
+    @discardableResult
+    public func reencryptSecrets(with key: EncryptionKey) throws(DefaultsError) -> [String] {
+        try store.reencryptSecrets(with: key.load())
+    }
+}
+
+extension Store {
+    /// See ``Defaults/reencryptSecrets(with:)``.
+    func reencryptSecrets(with key: SecretKey) throws(DefaultsError) -> [String] {
+        let names: [String] = state.withLock { state in
+            state.makeAllCells()
+            return state.members.cells.values.filter { cell in
+                !cell.isReserved && cell.stored.isPresent
+                    && (cell.isSecret || cell.stored.isSealed || cell.saved.map(SecretCipher.isEnvelope) == true)
+            }.map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        }
+        guard names.count <= facts.maximumKeysPerUpdate else {
+            throw DefaultsError(
+                .invalidArgument,
+                "\(names.count) secret values are more than one update here takes (\(facts.maximumKeysPerUpdate)); "
+                    + "nothing was written", path: path)
+        }
+        let cipher = SecretCipher(key: key)
+        guard !names.isEmpty else {
+            secrets.withLock { $0 = cipher }
+            return []
+        }
+        do {
+            try modify(names, secretNames: Set(names), resealing: cipher) { _ in }
+        } catch let error as DefaultsError {
+            throw error
+        } catch {
+            throw DefaultsError(.writeFailed, "the re-encryption failed: \(error)", path: path)
+        }
+        return names
+    }
+}
