@@ -28,6 +28,7 @@ enum Commands {
         ExplainCommand.self,
         HistoryCommand.self,
         UndoCommand.self,
+        RekeyCommand.self,
         HelpCommand.self,
     ]
 

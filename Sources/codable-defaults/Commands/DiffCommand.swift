@@ -51,7 +51,7 @@ struct DiffCommand: ToolCommand {
 
     func run(in tool: Tool) throws(ToolError) {
         let opened = try tool.open(store)
-        let otherStore = try tool.openToRead(other)
+        let otherStore = try tool.openToRead(other, encryptionKey: store.libraryEncryptionKey)
         try tool.learnSecrets(of: otherStore, schema: nil)
         // A key secret in either store is secret in the diff.
         let lines = DiffText.lines(

@@ -192,7 +192,9 @@ struct EditCommand: ToolCommand {
         // process shares one store per file while one is open).
         store.onError = tool.reporter.handler
         let members = try tool.storedMembers(
-            OpenedStore(defaults: store, location: .path(copy.path), schema: nil, isDryRun: false, membersAsOpened: []))
+            OpenedStore(
+                defaults: store, location: .path(copy.path), schema: nil, isDryRun: false, membersAsOpened: [],
+                showsSecrets: false))
         let reserved = Defaults.schemaVersionKey
         if base.first(where: { $0.key == reserved })?.value != members.first(where: { $0.key == reserved })?.value {
             throw ToolError(

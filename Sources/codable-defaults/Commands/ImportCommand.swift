@@ -103,7 +103,7 @@ struct ImportCommand: ToolCommand {
                 return try PropertyList.members(of: bytes, path: source)
             }
         }
-        return try tool.storedMembers(try tool.openToRead(source))
+        return try tool.storedMembers(try tool.openToRead(source, encryptionKey: store.libraryEncryptionKey))
     }
 
     /// The largest property list taken: a store file's limit.

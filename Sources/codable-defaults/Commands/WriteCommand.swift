@@ -12,7 +12,10 @@ struct WriteCommand: ToolCommand {
         abstract: "Store a value: JSON text, a string (--string), or typed as defaults(1) does (-int 5).",
         store: [.etcd, .layers, .schema, .dryRun], arguments: [.key(), .value("VALUE", .typedValues)],
         options: [
-            OptionDeclaration(name: "string", valueName: nil, summary: "Store VALUE as a string, not as JSON text.")
+            OptionDeclaration(name: "string", valueName: nil, summary: "Store VALUE as a string, not as JSON text."),
+            OptionDeclaration(
+                name: "secret", valueName: nil,
+                summary: "KEY is secret: store VALUE encrypted (needs --encryption-key FILE)."),
         ],
         discussion: [
             "VALUE is JSON text: 0.8, true, null, \"text\", [1,2], {\"a\":1}. Text that is not JSON is a usage "
@@ -47,6 +50,10 @@ struct WriteCommand: ToolCommand {
                 + "shadows KEY a note on standard error says which (codable-defaults: note: \"KEY\" is shadowed "
                 + "by environment MYSERVICE_KEY; reads give that value); the exit status is 0. Layers are never "
                 + "written.",
+            "With --secret, KEY is a secret key: VALUE is stored encrypted with the key of --encryption-key FILE (else "
+                + "$CODABLE_DEFAULTS_ENCRYPTION_KEY_FILE), and no output or history quotes it. Without a key, --secret "
+                + "is a usage error: a secret is never stored in clear. A KEY whose stored value is encrypted stays "
+                + "encrypted without --secret; writing it needs the key.",
             SchemaOptions.writeParagraph,
             DryRun.helpParagraph + " With a type flag, give --dry-run before the flag (after it, it is a value). "
                 + DryRun.unlockedSentence(of: "A dry run of -array-add or -dict-add"),
@@ -79,9 +86,17 @@ struct WriteCommand: ToolCommand {
     let key: String
     /// The value to store.
     let value: Value
+    /// Whether KEY is secret (`--secret`): its value is stored encrypted.
+    let isSecret: Bool
 
     init(parsing arguments: inout ScannedArguments) throws(ToolError) {
         store = try StoreArguments(parsing: &arguments)
+        isSecret = arguments.flag("secret")
+        if isSecret && store.encryptionKey == nil {
+            throw .usage(
+                "--secret stores the value encrypted: give --encryption-key FILE (or set "
+                    + "\(StoreArguments.encryptionKeyVariable)); a secret is never stored in clear")
+        }
         key = try arguments.take("KEY")
         if let (flag, position) = arguments.typeFlag {
             if position != arguments.takenCount {
@@ -121,6 +136,7 @@ struct WriteCommand: ToolCommand {
             }
         }
         let opened = try tool.open(store, writes: true)
+        if isSecret { opened.defaults.markSecret([key]) }
         try tool.notingShadowing(of: key, in: opened) { () throws(ToolError) in
             try tool.checkSchema(opened, changes: [(key, value)])
             opened.defaults.set(value, forKey: key)
@@ -153,6 +169,7 @@ struct WriteCommand: ToolCommand {
         try tool.refuseReserved(key)
         try KeyText.checkLength(key)
         let opened = try tool.open(store, writes: true)
+        if isSecret { opened.defaults.markSecret([key]) }
         try tool.notingShadowing(of: key, in: opened) { () throws(ToolError) in
             try write(value, to: opened, tool)
         }

@@ -46,7 +46,8 @@ enum HelpText {
                     + (missingFiles.isEmpty ? "" : listed(missingFiles, "and") + "; ")
                     + (invalidFiles.isEmpty ? "" : listed(invalidFiles, "and") + "; ")
                     + "an etcd store that cannot be read (no endpoint answers, the user refused) or a key's text "
-                    + "there not JSON" + parenthesized(etcdTexts)
+                    + "there not JSON" + parenthesized(etcdTexts) + "; an encrypted value without its key, with "
+                    + "another key, or changed (the value is kept as it is)"
             ),
             (
                 .notDurable,
@@ -116,6 +117,15 @@ enum HelpText {
                 + "over the stored value; --fallback FILE, --fallback-dir DIR, --secret-fallback FILE and "
                 + "--secret-dir DIR are read when nothing is stored. Secret values are printed only with "
                 + "--show-secrets. See 'codable-defaults\u{A0}help\u{A0}explain'.", first: "", rest: "")
+        let encryption = wrapped(
+            "SECRETS AT REST: a secret key's value (write --secret, or a key the store's schema or history marks "
+                + "secret) is stored encrypted with the key of --encryption-key FILE, else "
+                + "$CODABLE_DEFAULTS_ENCRYPTION_KEY_FILE (64 hexadecimal digits, as openssl rand -hex 32 prints them; "
+                + "only its owner may read the file). Every command takes it; commands that print or copy values "
+                + "(read, export, edit, diff, import) use an encrypted value's encrypted text, which stays readable "
+                + "under its name, and read --show-secrets and export --show-secrets decrypt it (exit 4 without the "
+                + "key). rename needs the key; rekey encrypts every secret again under a new key.",
+            first: "", rest: "")
         return """
             codable-defaults \(Tool.version): read, write, check and watch CodableDefaults store files.
 
@@ -139,6 +149,8 @@ enum HelpText {
             not is a usage error (exit 2), never used with its bytes replaced.
 
             \(layers)
+
+            \(encryption)
 
             OPTIONS:
               -h, --help         Show help; also 'codable-defaults help COMMAND' and 'COMMAND --help'.

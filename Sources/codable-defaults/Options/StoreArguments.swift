@@ -1,3 +1,6 @@
+import CodableDefaults
+import Foundation
+
 /// The option groups a command that works on a store takes besides where the store is (FILE, `--suite`,
 /// `--standard`), declared once in its ``CommandConfiguration``: its usage line, its help, the lists of the tool's
 /// help and the scanner get the groups' options from it, and ``StoreArguments/init(parsing:)`` takes them.
@@ -39,6 +42,12 @@ struct StoreArguments: Sendable, Equatable {
     let schema: SchemaOptions?
     /// Whether the command was given `--dry-run` (only one that declares ``StoreGroups/dryRun`` can be).
     let isDryRun: Bool
+    /// The file of the key secret values are encrypted with (`--encryption-key FILE`, else the environment
+    /// variable ``encryptionKeyVariable``), as written; `nil` for none.
+    let encryptionKey: String?
+
+    /// The environment variable that names the key file when `--encryption-key` is not given.
+    static let encryptionKeyVariable = "CODABLE_DEFAULTS_ENCRYPTION_KEY_FILE"
 
     /// Takes the store (FILE, the first positional argument, or the option naming it) and the options of the
     /// groups the command's configuration declares.
@@ -51,5 +60,24 @@ struct StoreArguments: Sendable, Equatable {
         layers = groups.contains(.layers) ? try LayerOptions(parsing: arguments) : LayerOptions()
         schema = groups.contains(.schema) ? try SchemaOptions(parsing: arguments) : nil
         isDryRun = groups.contains(.dryRun) && arguments.flag(DryRun.option.name)
+        encryptionKey = try Self.encryptionKey(parsing: arguments)
+    }
+
+    /// The key file `--encryption-key FILE` names, else the environment's ``encryptionKeyVariable`` (when not
+    /// empty), else `nil`.
+    ///
+    /// - Throws: A usage error for an empty FILE.
+    static func encryptionKey(parsing arguments: ScannedArguments) throws(ToolError) -> String? {
+        if let path = arguments.value("encryption-key") {
+            if path.isEmpty { throw .usage("--encryption-key FILE is empty") }
+            return path
+        }
+        let fromEnvironment = ProcessInfo.processInfo.environment[encryptionKeyVariable]
+        return fromEnvironment?.isEmpty == false ? fromEnvironment : nil
+    }
+
+    /// The library's key of ``encryptionKey``: its path made absolute against the current directory.
+    var libraryEncryptionKey: Defaults.EncryptionKey? {
+        encryptionKey.map { .file(URL(fileURLWithPath: ArgumentPath.absolute($0))) }
     }
 }

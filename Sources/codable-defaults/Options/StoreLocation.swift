@@ -22,6 +22,9 @@ enum StoreLocation: Sendable, Equatable {
         OptionDeclaration(
             name: "standard", valueName: "APP", summary: "Use the standard store of the app APP instead of FILE."),
         OptionDeclaration(name: "app", valueName: "APP", summary: "With --suite: the suite of the app APP."),
+        OptionDeclaration(
+            name: "encryption-key", valueName: "FILE",
+            summary: "Open secret values with the key in FILE (else $CODABLE_DEFAULTS_ENCRYPTION_KEY_FILE)."),
     ]
 
     /// How the location is written on a command line, quoted for a POSIX shell.

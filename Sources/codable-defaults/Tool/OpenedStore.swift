@@ -16,6 +16,9 @@ struct OpenedStore {
     /// Under `--dry-run`, the stored members as the store was opened (``Tool/storedOnlyMembers(_:)``); empty
     /// otherwise.
     var membersAsOpened: [(key: String, value: JSONValue)]
+    /// Whether the command was given `--show-secrets`: an encrypted value is then read as its value (which needs
+    /// the key), not as its encrypted text (``Tool/storedValue(_:key:)``).
+    var showsSecrets: Bool
 
     /// The store for messages: its file's path, or the etcd endpoints and prefix.
     var path: String {

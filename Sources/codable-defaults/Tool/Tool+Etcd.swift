@@ -20,7 +20,8 @@ extension Tool {
     ///   naming the password file when it cannot be read or is not UTF-8; what the initializer throws when etcd
     ///   cannot be read or refuses the user).
     func openEtcd(
-        _ endpoints: [String], prefix: String, user: EtcdUser?, cache: String?, connection: EtcdConnectionSettings
+        _ endpoints: [String], prefix: String, user: EtcdUser?, cache: String?, connection: EtcdConnectionSettings,
+        encryptionKey: Defaults.EncryptionKey?
     ) throws(DefaultsError) -> Defaults {
         var urls: [URL] = []
         for endpoint in endpoints {
@@ -35,7 +36,7 @@ extension Tool {
         return try Defaults.openingEtcd(
             urls, prefix: prefix, saveMode: .manual, username: user?.name, password: password,
             tls: connection.tls.library, timeouts: connection.timeouts,
-            localCopy: localCopy,
+            options: Defaults.Options(encryptionKey: encryptionKey), localCopy: localCopy,
             onError: { notice in
                 // Opening from the local copy is a note, not a failure: the command answers from it.
                 Output.printError("codable-defaults: note: \(notice.description)\n")

@@ -44,8 +44,11 @@ extension Tool {
         }
     }
 
-    /// Whether `store` holds a stored value of a secret key (``learnSecrets(of:schema:)``).
+    /// Whether `store` holds a stored value of a secret key (``learnSecrets(of:schema:)``) in clear: an encrypted
+    /// one may be printed and exported as its encrypted text.
     func holdsSecrets(_ store: OpenedStore) -> Bool {
-        store.defaults.keys.contains { store.defaults.isSecret(forKey: $0) }
+        store.defaults.keys.contains {
+            store.defaults.isSecret(forKey: $0) && store.defaults.encryptedText(forKey: $0) == nil
+        }
     }
 }

@@ -13,7 +13,8 @@ extension Tool {
     /// (``Tool/readingOptions``): it takes no lock and leaves a crashed writer's temporary files alone.
     func open(_ store: StoreArguments, writes: Bool = false) throws(ToolError) -> OpenedStore {
         let defaults: Defaults
-        let options = writes && !store.isDryRun ? Defaults.Options.default : Self.readingOptions
+        var options = writes && !store.isDryRun ? Defaults.Options.default : Self.readingOptions
+        options.encryptionKey = store.libraryEncryptionKey
         do {
             switch store.location {
             case .path(let path):
@@ -31,7 +32,9 @@ extension Tool {
                     url: Defaults.suiteURL(named: "defaults", application: application), saveMode: .manual,
                     options: options)
             case .etcd(let endpoints, let prefix, let user, let cache, let connection):
-                defaults = try openEtcd(endpoints, prefix: prefix, user: user, cache: cache, connection: connection)
+                defaults = try openEtcd(
+                    endpoints, prefix: prefix, user: user, cache: cache, connection: connection,
+                    encryptionKey: store.libraryEncryptionKey)
             }
         } catch {
             throw ToolError(opening: error)
@@ -49,7 +52,7 @@ extension Tool {
         let schema = try store.schema.flatMap { options throws(ToolError) in try loadSchema(for: defaults, options) }
         var opened = OpenedStore(
             defaults: defaults, location: store.location, schema: schema, isDryRun: store.isDryRun,
-            membersAsOpened: [])
+            membersAsOpened: [], showsSecrets: store.layers.showSecrets)
         try learnSecrets(of: opened, schema: store.schema)
         if store.isDryRun { opened.membersAsOpened = try storedOnlyMembers(opened) }
         openStores.append(opened)
@@ -62,21 +65,24 @@ extension Tool {
     ///
     /// - Throws: Status 4 when there is no file at `path` (a missing source is not an empty store); the library's error
     ///   when it cannot be read.
-    func openToRead(_ path: String) throws(ToolError) -> OpenedStore {
+    func openToRead(_ path: String, encryptionKey: Defaults.EncryptionKey?) throws(ToolError) -> OpenedStore {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw ToolError(.badFile, "\(path): no such file")
         }
         let defaults: Defaults
+        var options = Self.readingOptions
+        options.encryptionKey = encryptionKey
         do {
             defaults = try Defaults(
-                url: URL(fileURLWithPath: ArgumentPath.absolute(path)), saveMode: .manual, options: Self.readingOptions)
+                url: URL(fileURLWithPath: ArgumentPath.absolute(path)), saveMode: .manual, options: options)
         } catch {
             throw ToolError(opening: error)
         }
         routeErrors(of: defaults, withLocalCopy: false)
         let opened = OpenedStore(
-            defaults: defaults, location: .path(path), schema: nil, isDryRun: false, membersAsOpened: [])
+            defaults: defaults, location: .path(path), schema: nil, isDryRun: false, membersAsOpened: [],
+            showsSecrets: false)
         openStores.append(opened)
         return opened
     }
@@ -147,6 +153,9 @@ extension Tool {
 
     /// The stored value of `key` (no registered or argument values: the tool sets none).
     func storedValue(_ store: OpenedStore, key: String) throws(ToolError) -> JSONValue {
+        // An encrypted value is its encrypted text, which stored again under its name is the same value, unless the
+        // command shows secrets: then it is decrypted, and without the key that is an error.
+        if !store.showsSecrets, let sealed = store.defaults.encryptedText(forKey: key) { return .string(sealed) }
         let reported = reporter.count
         guard let value = store.defaults.value(JSONValue.self, forKey: key) else {
             // The store reported why (and the reporter printed it), unless the value vanished meanwhile.

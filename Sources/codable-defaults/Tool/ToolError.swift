@@ -42,7 +42,7 @@ struct ToolError: Error, Sendable {
         // Codes being added to the library are matched by name, so the tool builds with and without them.
         switch error.code {
         case .readFailed, .invalidJSON, .fileTooLarge, .notARegularFile, .decodingFailed,
-            DefaultsError.Code(rawValue: "unsupportedSchemaVersion"):
+            DefaultsError.Code(rawValue: "unsupportedSchemaVersion"), .encryptionKeyMissing, .encryptionKeyMismatch:
             self.init(.badFile, error.description)
         case .invalidArgument, DefaultsError.Code(rawValue: "reservedKey"):
             self.init(.usage, error.description)
