@@ -96,6 +96,7 @@ enum CaseCatalog {
         ("save-size", SaveCases.saveAgainstSize),
         ("modify-1k", ModifyCases.modifyAgainstSetAndFlush),
         ("history-1k", HistoryCases.historyCost),
+        ("secret-1k", SecretCases.secretCost),
         ("open-10mb", OpenCases.openBigStore),
         ("burst-afteridle", ObservationCases.burst),
         ("observer-fanout", ObservationCases.fanOut),
