@@ -194,6 +194,28 @@ import Testing
         #expect(try Data(contentsOf: copy) == bytes)
     }
 
+    @Test func aMigrationsBackupAndResultKeepTheSecretEncrypted() throws {
+        let key = try keyFile("settings.key", keyHex)
+        let url = directory.file("settings.json")
+        do {
+            let defaults = quiet(try Defaults(url: url, saveMode: .immediate, options: options(key)))
+            try defaults.set("hunter2", for: Self.token)
+            try defaults.set(0.9, for: Self.volume)
+        }
+        let sealed = try #require(
+            (JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])?["token"] as? String)
+        var migrating = options(key)
+        migrating.migrations = [.init(to: 1) { values in values["loudness"] = values.removeValue(forKey: "volume") }]
+        let copy = directory.file("copy.json")
+        try FileManager.default.copyItem(at: url, to: copy)
+        let migrated = quiet(try openFresh(copy, options: migrating))
+        #expect(try migrated.value(for: Self.token) == "hunter2")
+        #expect(!(try everyFile()).contains("hunter2"))
+        let after = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: copy)) as? [String: Any])
+        #expect(after["token"] as? String == sealed && after["loudness"] as? Double == 0.9)
+        #expect(FileManager.default.fileExists(atPath: directory.file("copy.json.v0.bak").path))
+    }
+
     @Test func aPlainStringThatStartsLikeAnEnvelopeIsAPlainValue() throws {
         let url = directory.file("settings.json")
         let note = Defaults.Key<String>("note", default: "")

@@ -1,9 +1,13 @@
 import Foundation
 
+#if canImport(Security)
+    import Security
+#endif
+
 extension Defaults {
     /// Where the key comes from that a store encrypts its secret keys' values with at rest (``Options/encryptionKey``):
-    /// 32 random bytes, as a file only its owner can read, an environment variable, the output of a command, or the
-    /// bytes themselves (from the Keychain on Apple platforms, or a secret manager).
+    /// 32 random bytes, as a file only its owner can read, an environment variable, the output of a command, the
+    /// Keychain on Apple platforms, or the bytes themselves (from a secret manager).
     ///
     /// ```swift
     /// let options = Defaults.Options(encryptionKey: .file(URL(fileURLWithPath: "/etc/myservice/settings.key")))
@@ -18,6 +22,9 @@ extension Defaults {
             case environmentVariable(String)
             case command([String])
             case bytes([UInt8])
+            #if canImport(Security)
+                case keychain(service: String, account: String)
+            #endif
         }
 
         private let source: Source
@@ -42,14 +49,28 @@ extension Defaults {
         /// `invalidArgument` unless there are 32.
         public static func bytes(_ bytes: [UInt8]) -> EncryptionKey { EncryptionKey(source: .bytes(bytes)) }
 
+        #if canImport(Security)
+            /// On Apple platforms, the key kept in the Keychain as the generic password of `service` and `account`
+            /// (`kSecClassGenericPassword`, read with `SecItemCopyMatching` in the keychains the process may read),
+            /// whose data is the key's text or its 32 bytes. Read when the store opens, on the opening thread (the
+            /// system may ask the user to allow it). Written against Apple's documentation; this project's CI builds on
+            /// Linux only.
+            public static func keychain(service: String, account: String) -> EncryptionKey {
+                EncryptionKey(source: .keychain(service: service, account: account))
+            }
+        #endif
+
         /// Where the key comes from, without any of it: `file /path`, `environment variable NAME`, `command
-        /// program`, or `32 bytes`.
+        /// program`, `32 bytes`, or `keychain service/account`.
         public var description: String {
             switch source {
-            case .file(let path): "file \(path)"
-            case .environmentVariable(let name): "environment variable \(name)"
-            case .command(let arguments): "command \(arguments.first ?? "")"
-            case .bytes(let bytes): "\(bytes.count) bytes"
+            case .file(let path): return "file \(path)"
+            case .environmentVariable(let name): return "environment variable \(name)"
+            case .command(let arguments): return "command \(arguments.first ?? "")"
+            case .bytes(let bytes): return "\(bytes.count) bytes"
+            #if canImport(Security)
+                case .keychain(let service, let account): return "keychain \(service)/\(account)"
+            #endif
             }
         }
 
@@ -69,8 +90,36 @@ extension Defaults {
                     throw DefaultsError(.invalidArgument, "a key command runs on macOS and Linux only", key: nil)
                 #endif
             case .bytes(let bytes): return try SecretKey(bytes: bytes)
+            #if canImport(Security)
+                case .keychain(let service, let account):
+                    return try Self.keychainKey(service: service, account: account)
+            #endif
             }
         }
+
+        #if canImport(Security)
+            /// The key in the Keychain's generic password of `service` and `account`.
+            ///
+            /// - Throws: `readFailed` naming the item when it cannot be read (the Security framework's reason);
+            ///   `invalidArgument` when its data holds no key.
+            private static func keychainKey(service: String, account: String) throws(DefaultsError) -> SecretKey {
+                let query: [String: Any] = [
+                    kSecClass as String: kSecClassGenericPassword,
+                    kSecAttrService as String: service,
+                    kSecAttrAccount as String: account,
+                    kSecReturnData as String: true,
+                    kSecMatchLimit as String: kSecMatchLimitOne,
+                ]
+                var item: CFTypeRef?
+                let status = SecItemCopyMatching(query as CFDictionary, &item)
+                let name = "the Keychain item of service \(service), account \(account)"
+                guard status == errSecSuccess, let data = item as? Data else {
+                    let reason = SecCopyErrorMessageString(status, nil).map { $0 as String } ?? "error"
+                    throw DefaultsError(.readFailed, "\(name) cannot be read: \(reason) (OSStatus \(status))", key: nil)
+                }
+                return try SecretKey(text: Array(data), source: name, rawBytesAllowed: true)
+            }
+        #endif
     }
 }
 
