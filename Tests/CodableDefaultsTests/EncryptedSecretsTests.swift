@@ -139,8 +139,10 @@ import Testing
         var characters = Array(sealed)
         characters[characters.count - 3] = characters[characters.count - 3] == "A" ? "B" : "A"
         let tampered = String(characters)
+        let truncated = String(sealed.dropLast(8))
         let variants = [
             ("tampered.json", #"{"token":"\#(tampered)"}"#, "token"),
+            ("truncated.json", #"{"token":"\#(truncated)"}"#, "token"),
             ("moved.json", #"{"password":"\#(sealed)"}"#, "password"),
         ]
         for (name, contents, member) in variants {
@@ -154,6 +156,7 @@ import Testing
             } catch {
                 #expect(error.code == .decodingFailed && error.key == member, "\(error)")
             }
+            #expect(try Data(contentsOf: file) == before, "\(name): a failed read changed the file")
             try defaults.set(0.3, for: Self.volume)
             let after = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
             let beforeValue = (try JSONSerialization.jsonObject(with: before) as? [String: Any])?[member] as? String
