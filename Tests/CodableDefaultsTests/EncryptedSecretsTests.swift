@@ -74,6 +74,13 @@ import Testing
         let reader = quiet(try Defaults(url: copy, saveMode: .manual, options: options(key)))
         #expect(try reader.value(for: Self.token) == "hunter2-in-clear")
         #expect(try reader.value(for: Self.counter) == 42)
+
+        // The same envelope spelled with escapes (as a JSON writer may: `\/`, `\u0063`) is the same value.
+        let sealed = try #require(object["token"] as? String)
+        let escaped = #"{"token":"\u0063"# + sealed.dropFirst().replacingOccurrences(of: "/", with: #"\/"#) + #""}"#
+        let escapedFile = directory.file("escaped.json")
+        try Data(escaped.utf8).write(to: escapedFile)
+        #expect(try quiet(openFresh(escapedFile, options: options(key))).value(for: Self.token) == "hunter2-in-clear")
     }
 
     @Test func withoutTheKeyOrWithAnotherASecretIsAnErrorAndItsBytesStay() throws {
@@ -223,7 +230,11 @@ import Testing
         let url = directory.file("settings.json")
         let note = Defaults.Key<String>("note", default: "")
         let defaults = quiet(try Defaults(url: url, saveMode: .immediate))
-        for text in ["cdenc:1:", "cdenc:1:0123456789abcdef:", "cdenc:x:0123456789abcdef:AAAA", "cdenc: hello"] {
+        let short = "cdenc:1:0123456789abcdef:" + String(repeating: "A", count: 36)
+        for text in [
+            "cdenc:1:", "cdenc:1:0123456789abcdef:", "cdenc:x:0123456789abcdef:AAAA", "cdenc: hello",
+            "cdenc:1:0123456789abcdef:AAAA", short, short + "AAA",
+        ] {
             try defaults.set(text, for: note)
             #expect(try openFresh(url).value(for: note) == text)
         }
@@ -251,5 +262,110 @@ import Testing
         let (status, output) = try runCommandBlocking(["python3", "-c", script, keyHex, url.path])
         try #require(status == .exited(0), "python3: \(output)")
         #expect(output == [#""s3cret \"quoted\"""#])
+    }
+
+    // MARK: Found by review: each failed before its fix.
+
+    /// Reads racing rotations never fail: a read takes a value and the key that opens it in one critical section.
+    @Test func readsRacingRotationsNeverFail() throws {
+        let first = try keyFile("first.key", keyHex)
+        let second = try keyFile("second.key", otherKeyHex)
+        let defaults = quiet(
+            try Defaults(url: directory.file("settings.json"), saveMode: .manual, options: options(first)))
+        try defaults.set("hunter2", for: Self.token)
+        try defaults.save()
+        let done = Locked(false)
+        let failures = Locked<[String]>([])
+        let finished = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            while !done.withLock({ $0 }) {
+                let key = Defaults.Key<String>("token", default: "none", secret: true)  // a fresh key: a cache miss
+                do {
+                    _ = try defaults.value(for: key)
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            finished.signal()
+        }
+        reader.start()
+        for round in 0..<200 { try defaults.reencryptSecrets(with: .file(round.isMultiple(of: 2) ? second : first)) }
+        done.withLock { $0 = true }
+        finished.wait()
+        #expect(failures.withLock { $0 }.isEmpty)
+        #expect(try defaults.value(for: Self.token) == "hunter2")
+    }
+
+    /// `modify(forKeys:)` over an unsaved string-key set or removal of a sealed name seals the new value.
+    @Test func modifyOverAnUnsavedChangeOfASealedNameSeals() throws {
+        let key = try keyFile("settings.key", keyHex)
+        let url = directory.file("settings.json")
+        do {
+            let defaults = quiet(try Defaults(url: url, saveMode: .manual, options: options(key)))
+            try defaults.set("hunter2", for: Self.token)
+            try defaults.save()
+        }
+        let defaults = quiet(try openFresh(url, options: options(key)))
+        defaults.set("pending-plain", forKey: "token")
+        try defaults.modify(forKeys: ["token"]) { values in values[0] = .string("modified-in-clear") }
+        defaults.removeValue(forKey: "token")
+        try defaults.modify(forKeys: ["token"]) { values in values[0] = .string("after-removal-in-clear") }
+        let files = try everyFile()
+        #expect(!files.contains("in-clear") && !files.contains("pending-plain"))
+        #expect(try openFresh(url, options: options(key)).value(for: Self.token) == "after-removal-in-clear")
+    }
+
+    /// A second opening of a file in the process with a key gives the store that key (or is refused with another).
+    @Test func aLaterOpeningWithAKeyGivesItToTheStore() throws {
+        let key = try keyFile("settings.key", keyHex)
+        let other = try keyFile("other.key", otherKeyHex)
+        let url = directory.file("settings.json")
+        let early = quiet(try Defaults(url: url, saveMode: .manual))  // a library of the app opens it first
+        let defaults = quiet(try Defaults(url: url, saveMode: .manual, options: options(key)))
+        try defaults.set("hunter2", for: Self.token)
+        try defaults.save()
+        #expect(!(try everyFile()).contains("hunter2"))
+        #expect(try early.value(for: Self.token) == "hunter2")
+        #expect(throws: DefaultsError.self) { try Defaults(url: url, saveMode: .manual, options: options(other)) }
+    }
+
+    /// An envelope's text given back by `modify` (a backup restored) is kept, not sealed a second time.
+    @Test func anEnvelopeGivenBackByModifyIsKept() throws {
+        let key = try keyFile("settings.key", keyHex)
+        let url = directory.file("settings.json")
+        let defaults = quiet(try Defaults(url: url, saveMode: .manual, options: options(key)))
+        try defaults.set("hunter2", for: Self.token)
+        try defaults.save()
+        let object = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let envelope = try #require(object["token"] as? String)
+        try defaults.modify(forKeys: ["token"]) { values in values[0] = nil }
+        try defaults.modify(forKeys: ["token"]) { values in values[0] = .string(envelope) }
+        #expect(try openFresh(url, options: options(key)).value(for: Self.token) == "hunter2")
+    }
+
+    /// A rotation cut short (some values sealed with the new key, some with the old) completes with the new key.
+    @Test func aRotationCompletesAStoreSealedWithBothKeys() throws {
+        let old = try keyFile("old.key", keyHex)
+        let new = try keyFile("new.key", otherKeyHex)
+        let oldFile = directory.file("old.json")
+        let newFile = directory.file("new.json")
+        let counter = Defaults.Key<Int>("counter", default: 0, secret: true)
+        do {
+            let byOld = quiet(try Defaults(url: oldFile, saveMode: .immediate, options: options(old)))
+            try byOld.set("hunter2", for: Self.token)
+            let byNew = quiet(try Defaults(url: newFile, saveMode: .immediate, options: options(new)))
+            try byNew.set(7, for: counter)
+        }
+        // One file holding the token sealed with the old key and the counter with the new one.
+        var mixed = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: oldFile)) as? [String: Any])
+        mixed["counter"] =
+            (try JSONSerialization.jsonObject(with: Data(contentsOf: newFile)) as? [String: Any])?["counter"]
+        let url = directory.file("mixed.json")
+        try JSONSerialization.data(withJSONObject: mixed).write(to: url)
+        let store = quiet(try openFresh(url, options: options(old)))
+        _ = store[counter]
+        #expect(try store.reencryptSecrets(with: .file(new)).sorted() == ["counter", "token"])
+        let reader = quiet(try openFresh(url, options: options(new)))
+        #expect(try reader.value(for: Self.token) == "hunter2" && reader.value(for: counter) == 7)
     }
 }

@@ -121,8 +121,12 @@ extension Defaults {
 
     /// ``modify(forKeys:_:)-l5vt``, with the names whose values are secret (their history records keep no value),
     /// for a caller that knows them before their typed keys were used with the store.
+    ///
+    /// With `opensSealed` false, `body` gets an encrypted value as its encrypted text (a string), which it may give
+    /// back as it is (see ``Options/encryptionKey``): for a caller that shows values without their key.
     func modify<Result>(
-        forKeys names: [String], secretNames: Set<String>, _ body: (inout [JSONValue?]) throws -> Result
+        forKeys names: [String], secretNames: Set<String>, opensSealed: Bool = true,
+        _ body: (inout [JSONValue?]) throws -> Result
     ) throws -> Result {
         var unique = Set<MemberName>()
         for name in names {
@@ -133,7 +137,7 @@ extension Defaults {
             }
         }
         let store = self.store
-        return try store.modify(names, secretNames: secretNames) { fragments in
+        return try store.modify(names, secretNames: secretNames, opensSealed: opensSealed) { fragments in
             var values: [JSONValue?] = []
             for (name, fragment) in zip(names, fragments) {
                 values.append(

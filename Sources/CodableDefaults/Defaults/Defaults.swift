@@ -140,6 +140,7 @@ public final class Defaults: Sendable {
             return store
         }
         if let onError, !opened { store.onError = onError }
+        if !opened, let key = options.encryptionKey { try store.adoptEncryptionKey(key) }
         self.init(store: store, saveMode: saveMode, url: URL(fileURLWithPath: path))
         if let arguments { store.setArguments(ArgumentDomain.parse(arguments)) }
     }

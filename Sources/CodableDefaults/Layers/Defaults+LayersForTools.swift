@@ -29,13 +29,21 @@ extension Defaults {
     /// envelope, which reads back as the same value when stored again under the same name; `nil` when the
     /// stored value is not encrypted (or nothing is stored). Needs no key. Thread-safe.
     package func encryptedText(forKey name: String) -> String? {
-        guard let fragment = store.sealedValue(name) else { return nil }
-        return String(decoding: fragment.dropFirst().dropLast(), as: UTF8.self)
+        store.sealedValue(name).flatMap(SecretCipher.envelopeText)
+    }
+
+    /// ``modify(forKeys:_:)-l5vt`` whose `body` gets an encrypted value as its encrypted text (a string) and may
+    /// give it back so, which needs no key (the command-line tool's `edit`, which shows that text). A value `body`
+    /// changes is encrypted as any. Thread-safe; blocks as `modify` does.
+    package func modifyShowingEncryptedText<Result>(
+        forKeys names: [String], _ body: (inout [JSONValue?]) throws -> Result
+    ) throws -> Result {
+        try modify(forKeys: names, secretNames: [], opensSealed: false, body)
     }
 
     /// Whether the store was opened with an encryption key (``Options/encryptionKey``). Thread-safe.
     package var hasEncryptionKey: Bool {
-        store.secrets.withLock { $0.key != nil }
+        store.cipher.key != nil
     }
 
     /// The error of `name`'s value when it is there but cannot be read (on etcd, text another tool stored that is

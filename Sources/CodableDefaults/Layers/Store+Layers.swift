@@ -120,7 +120,7 @@ extension Store {
         case .absent: break
         case .raw(let bytes) where SecretCipher.isEnvelope(bytes):
             // Opened with the store's key; without it, the encrypted text (secret either way).
-            let cipher = secrets.withLock { $0 }
+            let cipher = self.cipher
             let opened = cipher.key == nil ? bytes : try cipher.open(bytes, name: name, path: path)
             values.append((.stored(path: path), opened, true))
         case .raw(let bytes): values.append((.stored(path: path), bytes, false))

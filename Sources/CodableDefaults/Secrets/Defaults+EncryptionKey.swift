@@ -133,7 +133,8 @@ extension Defaults {
     /// Blocks the calling thread for the write; thread-safe. Other processes that share the file read the values
     /// sealed with the new key only once they are given it too.
     ///
-    /// - Returns: The names whose values it wrote, sorted by their UTF-8 bytes.
+    /// - Returns: The names of the secret values, all now sealed with `key` (those it found sealed with `key`
+    ///   already are kept as they are), sorted by their UTF-8 bytes.
     /// - Throws: ``DefaultsError``: what reading `key` throws; `encryptionKeyMissing`, `encryptionKeyMismatch` or
     ///   `decodingFailed` for a value the store's current key does not open, and what a save throws (`lockTimeout`,
     ///   `writeFailed`): then nothing is written and the key stays. `notDurable`: written, and the new key is the
@@ -162,7 +163,7 @@ extension Store {
         }
         let cipher = SecretCipher(key: key)
         guard !names.isEmpty else {
-            secrets.withLock { $0 = cipher }
+            state.withLock { $0.setCipher(cipher) }
             return []
         }
         do {
@@ -173,5 +174,30 @@ extension Store {
             throw DefaultsError(.writeFailed, "the re-encryption failed: \(error)", path: path)
         }
         return names
+    }
+}
+
+extension Store {
+    /// Gives the store, opened before in this process, the key a later opening of its file names
+    /// (``Defaults/Options/encryptionKey``): a store without a key takes it (a library opened the file first without
+    /// one), and one with the same key keeps it.
+    ///
+    /// - Throws: What reading the key throws; `invalidArgument` when the store has another key (a process encrypts a
+    ///   store with one key at a time).
+    func adoptEncryptionKey(_ source: Defaults.EncryptionKey) throws(DefaultsError) {
+        let key = try source.load()
+        let other: String? = state.withLock { state in
+            if let current = state.cipher.key {
+                return current.id == key.id ? nil : current.id
+            }
+            state.setCipher(SecretCipher(key: key))
+            return nil
+        }
+        if let other {
+            throw DefaultsError(
+                .invalidArgument,
+                "the store is open in this process with another encryption key (id \(other)) than \(source) "
+                    + "(id \(key.id)); open it with one key, or rotate with reencryptSecrets(with:)", path: path)
+        }
     }
 }

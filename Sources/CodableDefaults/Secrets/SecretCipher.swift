@@ -8,30 +8,55 @@ struct SecretCipher: Sendable {
     /// `"cdenc:` as bytes: how a fragment that is an envelope starts.
     private static let marker: [UInt8] = Array("\"cdenc:".utf8)
 
-    /// Whether `fragment` is an envelope's JSON string, of any version: `"cdenc:<digits>:<16 lowercase hex
-    /// digits>:<base64>"`, all of it (so that a string that only starts like one is a plain value).
-    static func isEnvelope(_ fragment: [UInt8]) -> Bool {
-        guard fragment.count > marker.count + 20, fragment.starts(with: marker), fragment.last == 0x22 else {
-            return false
+    /// Whether `fragment` is an envelope's JSON string, of any version (``envelopeText(_:)``).
+    static func isEnvelope(_ fragment: [UInt8]) -> Bool { envelopeText(fragment) != nil }
+
+    /// The text of the envelope `fragment` is the JSON string of, or `nil` when it is no envelope: a string that is
+    /// `cdenc:<digits>:<16 lowercase hex digits>:<base64>`, all of it, the base64 of at least a nonce, a tag and one
+    /// byte (40 characters, a multiple of 4), so that a string that only starts like one is a plain value. The
+    /// string may be spelled with escapes (`\/`, as some JSON writers put a slash): it is read as JSON.
+    static func envelopeText(_ fragment: [UInt8]) -> String? {
+        guard fragment.count > marker.count + 20, fragment.first == 0x22, fragment.last == 0x22 else { return nil }
+        guard fragment.contains(0x5C) else {
+            return fragment.starts(with: marker) && isEnvelopeText(fragment.dropFirst().dropLast())
+                ? String(decoding: fragment.dropFirst().dropLast(), as: UTF8.self) : nil
         }
-        var index = marker.count
-        let end = fragment.count - 1
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: String(decoding: fragment, as: UTF8.self))
+        } catch {
+            return nil  // Not a JSON string: no envelope (the store reports such a value where it reads it).
+        }
+        guard case .string(let text) = value, isEnvelopeText(Array(text.utf8)[...]) else { return nil }
+        return text
+    }
+
+    /// `cdenc:` as bytes: how an envelope's text starts.
+    private static let textMarker: [UInt8] = Array("cdenc:".utf8)
+
+    /// Whether `text` (a string's UTF-8, without quotes or escapes) has an envelope's form.
+    private static func isEnvelopeText(_ text: ArraySlice<UInt8>) -> Bool {
+        guard text.count > 26, text.starts(with: textMarker) else { return false }
+        let end = text.endIndex
+        var index = text.startIndex + textMarker.count
         let versionStart = index
-        while index < end, (0x30...0x39).contains(fragment[index]) { index += 1 }
-        guard index > versionStart, index < end, fragment[index] == 0x3A else { return false }
+        while index < end, (0x30...0x39).contains(text[index]) { index += 1 }
+        guard index > versionStart, index < end, text[index] == 0x3A else { return false }
         index += 1
         let idEnd = index + 16
-        guard idEnd < end, fragment[idEnd] == 0x3A else { return false }
-        for byte in fragment[index..<idEnd] where !(0x30...0x39).contains(byte) && !(0x61...0x66).contains(byte) {
+        guard idEnd < end, text[idEnd] == 0x3A else { return false }
+        for byte in text[index..<idEnd] where !(0x30...0x39).contains(byte) && !(0x61...0x66).contains(byte) {
             return false
         }
-        for byte in fragment[(idEnd + 1)..<end] {
+        let sealed = text[(idEnd + 1)..<end]
+        guard sealed.count >= 40, sealed.count % 4 == 0 else { return false }
+        for byte in sealed {
             switch byte {
             case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2B, 0x2F, 0x3D: continue
             default: return false
             }
         }
-        return idEnd + 1 < end
+        return true
     }
 
     /// The envelope of `fragment` (a value's compact JSON) for the member `name`, as a JSON string's bytes.
@@ -60,7 +85,7 @@ struct SecretCipher: Sendable {
     ///   for a value sealed with another key (both ids said); `decodingFailed` for one that was changed, cut or
     ///   moved from another key, or is not an envelope of a version this library reads.
     func open(_ fragment: [UInt8], name: String, path: String?) throws(DefaultsError) -> [UInt8] {
-        let text = String(decoding: fragment.dropFirst().dropLast(), as: UTF8.self)
+        let text = Self.envelopeText(fragment) ?? String(decoding: fragment.dropFirst().dropLast(), as: UTF8.self)
         guard let key else {
             throw DefaultsError(
                 .encryptionKeyMissing,
@@ -87,6 +112,11 @@ struct SecretCipher: Sendable {
             }
             throw DefaultsError(.decodingFailed, "the encrypted value cannot be read: \(reason)", path: path, key: name)
         }
+    }
+
+    /// The key id the envelope `fragment` (a JSON string's bytes, ``isEnvelope(_:)``) names.
+    static func keyID(ofEnvelope fragment: [UInt8]) -> String {
+        keyID(of: envelopeText(fragment) ?? "")
     }
 
     /// The key id an envelope's text names, or `unknown`.

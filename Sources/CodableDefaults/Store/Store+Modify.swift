@@ -24,9 +24,12 @@ extension Store {
     /// With `resealing`, every value of `names` that is sealed or secret is written sealed with that cipher (even
     /// unchanged), and the store takes it as its own in the same critical section that takes the written values
     /// (``reencryptSecrets(with:)``).
+    ///
+    /// With `opensSealed` false, the closure gets a sealed value as it rests (its envelope's JSON string) and may
+    /// give it back so: what the command-line tool's `edit` needs, which shows the encrypted text.
     func modify<Result>(
         _ names: [String], secretNames: Set<String> = [], as kind: Defaults.HistoryEntry.Kind = .save,
-        resealing: SecretCipher? = nil, _ body: (inout [[UInt8]?]) throws -> Result
+        resealing: SecretCipher? = nil, opensSealed: Bool = true, _ body: (inout [[UInt8]?]) throws -> Result
     ) throws -> Result {
         var changed = Set<MemberName>()
         var merged = Set<MemberName>()
@@ -34,7 +37,7 @@ extension Store {
         if !secretNames.isEmpty { markSecret(secretNames) }
         let outcome = try saveLock.whileModifying {
             modifyHoldingLock(
-                names, secretNames, kind, resealing, body, changed: &changed, merged: &merged,
+                names, secretNames, kind, resealing, opensSealed, body, changed: &changed, merged: &merged,
                 historyFailure: &historyFailure)
         }
         if let historyFailure { report(historyFailure) }
@@ -47,10 +50,11 @@ extension Store {
         return try outcome.get()
     }
 
-    /// The body of ``modify(_:secretNames:as:resealing:_:)``, with the save lock held.
+    /// The body of ``modify(_:secretNames:as:resealing:opensSealed:_:)``, with the save lock held.
     private func modifyHoldingLock<Result>(
         _ names: [String], _ secretNames: Set<String>, _ kind: Defaults.HistoryEntry.Kind,
-        _ resealing: SecretCipher?, _ body: (inout [[UInt8]?]) throws -> Result, changed: inout Set<MemberName>,
+        _ resealing: SecretCipher?, _ opensSealed: Bool, _ body: (inout [[UInt8]?]) throws -> Result,
+        changed: inout Set<MemberName>,
         merged: inout Set<MemberName>,
         historyFailure: inout DefaultsError?
     ) -> Swift.Result<Result, any Error> {
@@ -62,8 +66,13 @@ extension Store {
         // Which of `names` are written: changed, or resealed.
         var isWritten: [Bool] = []
         var takenIn = Set<MemberName>()
-        let cipher = secrets.withLock { $0 }
+        // The key of this update: a rotation changes it only under the save lock, which this update holds.
+        let cipher = self.cipher
         var secret: [Bool] = []
+        // Which values were sealed before the update (a secret whatever declared it), and which a rotation finds
+        // sealed with its new key already (kept as they are).
+        var sealedBefore: [Bool] = []
+        var resealedAlready: [Bool] = []
         let write = storage.update(reading: names, as: kind) { outside in
             let current: [(Cell, UInt64, StoredValue, isUnsaved: Bool)] = state.withLock { state in
                 if let outside {
@@ -71,7 +80,11 @@ extension Store {
                     takenIn = state.takeIn(outside)
                 }
                 // Read anew in each attempt: a retried transform must not add to the last attempt's.
-                secret = names.map { state.cell(named: $0).isSecret }
+                sealedBefore = names.map { name in
+                    let cell = state.cell(named: name)
+                    return cell.stored.isSealed || cell.saved.map(SecretCipher.isEnvelope) == true
+                }
+                secret = names.indices.map { state.cell(named: names[$0]).isSecret || sealedBefore[$0] }
                 return names.map { name in
                     let cell = state.cell(named: name)
                     return (cell, cell.version, cell.stored, cell.isDirty)
@@ -91,11 +104,18 @@ extension Store {
                     return try fragment(of: stored, name: cell.name)
                 }
                 // The closure sees a secret's value, not its envelope; a value that does not open fails the call
-                // before it runs, and nothing is written.
+                // before it runs, and nothing is written. A rotation keeps what its new key sealed already (a store
+                // some of whose values a rotation cut short, or a writer with the new key, sealed so).
+                resealedAlready = names.map { _ in false }
                 for index in fragments.indices {
                     guard let value = fragments[index], SecretCipher.isEnvelope(value) else { continue }
-                    fragments[index] = try cipher.open(value, name: names[index], path: path)
                     secret[index] = true
+                    if let newID = resealing?.key?.id, SecretCipher.keyID(ofEnvelope: value) == newID {
+                        resealedAlready[index] = true
+                        continue
+                    }
+                    if !opensSealed { continue }
+                    fragments[index] = try cipher.open(value, name: names[index], path: path)
                 }
                 let old = fragments
                 result = .success(try body(&fragments))
@@ -108,11 +128,16 @@ extension Store {
                 seen = zip(current, old).map { (cell: $0.0, version: $0.1, old: $1) }
                 new = fragments
                 stored = fragments
-                isWritten = names.indices.map { new[$0] != old[$0] || (resealing != nil && secret[$0]) }
+                isWritten = names.indices.map {
+                    new[$0] != old[$0] || (resealing != nil && secret[$0] && !resealedAlready[$0])
+                }
                 for index in names.indices where secret[index] && isWritten[index] {
-                    // Sealed with the key; without one, in clear unless the value was sealed.
+                    // Sealed with the key; without one, in clear unless the value was sealed (then refused). A value
+                    // the closure gave sealed already (an envelope's text) is kept as it is.
                     let sealing = resealing ?? cipher
-                    guard let value = new[index], sealing.key != nil || current[index].2.isSealed else { continue }
+                    guard let value = new[index], !SecretCipher.isEnvelope(value),
+                        sealing.key != nil || sealedBefore[index]
+                    else { continue }
                     stored[index] = try sealing.seal(value, name: names[index], path: path)
                 }
             } catch {
@@ -135,9 +160,6 @@ extension Store {
         guard let result, case .success = result, !seen.isEmpty else { return result ?? .failure(noResult()) }
         state.withLock { state in
             if let holds = write.holds { state.members.base = holds }
-            // The new key is the store's from the moment its values are: a read that takes a value after this
-            // opens it with the key it was sealed with.
-            if let resealing { secrets.withLock { $0 = resealing } }
             for (index, (cell, version, old)) in seen.enumerated() where isWritten[index] {
                 cell.saved = stored[index]
                 // A set made meanwhile (plain sets do not wait for the save lock) comes after this update.
@@ -158,6 +180,9 @@ extension Store {
                 cell.stored = member.value.map { .raw($0) } ?? .absent
                 cell.version &+= 1
             }
+            // The new key is the store's in the critical section that gives the store its values: a read takes a
+            // value with the key it was sealed with (``StoreState/setCipher(_:)``).
+            if let resealing { state.setCipher(resealing) }
         }
         if let notDurable = written.notDurable { return .failure(notDurable) }
         return result

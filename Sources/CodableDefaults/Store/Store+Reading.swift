@@ -40,23 +40,26 @@ extension Store {
                     }
                 }
                 // A name marked secret (by the history, or a tool) is secret whatever the key says.
-                return .decode(cell, cell.version, cell.effective, cell.origin, secret: key.isSecret || cell.isSecret)
+                return .decode(
+                    cell, cell.version, cell.effective, cell.origin, secret: key.isSecret || cell.isSecret,
+                    cipher: state.cipher)
             }
             let cell: Cell
             let version: UInt64
             let source: StoredValue
             let origin: Origin
             let secret: Bool
+            let cipher: SecretCipher
             switch lookup {
             case .cached(let value, let error): return (value, error)
-            case .decode(let found, let current, let effective, let from, let isSecret):
-                (cell, version, source, origin, secret) = (found, current, effective, from, isSecret)
+            case .decode(let found, let current, let effective, let from, let isSecret, let key):
+                (cell, version, source, origin, secret, cipher) = (found, current, effective, from, isSecret, key)
             }
             var value = key.defaultValue
             var error: DefaultsError?
             do throws(DefaultsError) {
                 if let decoded = try decode(
-                    source, as: Value.self, name: key.name, origin: origin, secret: secret)
+                    source, as: Value.self, name: key.name, origin: origin, secret: secret, cipher: cipher)
                 {
                     // A value another writer stored (or a layer holds) that breaks a rule of the key reads as the
                     // default, as one that does not decode does.
@@ -93,7 +96,8 @@ extension Store {
     /// A failure names where the value came from (`origin`: a layer's variable or file), and leaves out the
     /// decoder's words for a secret value.
     private func decode<Value: Decodable>(
-        _ source: StoredValue, as type: Value.Type, name: String, origin: Origin = .stored, secret: Bool = false
+        _ source: StoredValue, as type: Value.Type, name: String, origin: Origin = .stored, secret: Bool = false,
+        cipher: SecretCipher
     ) throws(DefaultsError) -> Value? {
         switch source {
         case .absent:
@@ -107,7 +111,7 @@ extension Store {
             var secret = secret
             if SecretCipher.isEnvelope(stored) {
                 // Opened once per stored version: the decoded value is cached.
-                fragment = try secrets.withLock { $0 }.open(stored, name: name, path: path)
+                fragment = try cipher.open(stored, name: name, path: path)
                 secret = true
             }
             guard case .layer(let layer) = origin, let (what, file) = place(of: layer) else {
@@ -142,17 +146,21 @@ extension Store {
     /// cache: the lookup order of every read (argument domain, overrides, stored, fallbacks, registered, default). A failure is
     /// reported and gives the key's default.
     func decodeDetached<Value>(_ stored: StoredValue, as key: Defaults.Key<Value>) -> Value {
-        let (source, origin, secret): (StoredValue, Origin, Bool) = state.withLock { state in
+        let (source, origin, secret, cipher): (StoredValue, Origin, Bool, SecretCipher) = state.withLock { state in
             let cell = state.existingCell(named: key.name)
             let secret = key.isSecret || cell?.isSecret == true
-            if let argument = cell?.argument { return (.raw(argument), .argument, secret) }
-            if let overridden = cell?.overridden { return (.raw(overridden.bytes), .layer(overridden), secret) }
-            if stored.isPresent { return (stored, .stored, secret) }
-            if let fallback = cell?.fallback { return (.raw(fallback.bytes), .layer(fallback), secret) }
-            return (cell?.registered.map { .raw($0) } ?? .absent, .registered, secret)
+            if let argument = cell?.argument { return (.raw(argument), .argument, secret, state.cipher) }
+            if let overridden = cell?.overridden {
+                return (.raw(overridden.bytes), .layer(overridden), secret, state.cipher)
+            }
+            if stored.isPresent { return (stored, .stored, secret, state.cipher) }
+            if let fallback = cell?.fallback { return (.raw(fallback.bytes), .layer(fallback), secret, state.cipher) }
+            return (cell?.registered.map { .raw($0) } ?? .absent, .registered, secret, state.cipher)
         }
         do throws(DefaultsError) {
-            guard let decoded = try decode(source, as: Value.self, name: key.name, origin: origin, secret: secret)
+            guard
+                let decoded = try decode(
+                    source, as: Value.self, name: key.name, origin: origin, secret: secret, cipher: cipher)
             else { return key.defaultValue }
             if key.hasConstraints, let violation = violation(of: decoded, key: key, origin: origin) {
                 throw violation
@@ -168,14 +176,14 @@ extension Store {
     /// it does not decode (the error is reported).
     func effectiveValue<Value: Decodable>(_ type: Value.Type, name: String) -> Value? {
         trackRead(of: name)
-        let (source, origin) = state.withLock { state -> (StoredValue, Origin) in
+        let (source, origin, cipher) = state.withLock { state -> (StoredValue, Origin, SecretCipher) in
             guard let cell = state.existingCell(named: name) else {
-                return (.absent, .none)
+                return (.absent, .none, state.cipher)
             }
-            return (cell.effective, cell.origin)
+            return (cell.effective, cell.origin, state.cipher)
         }
         do {
-            return try decode(source, as: type, name: name, origin: origin)
+            return try decode(source, as: type, name: name, origin: origin, cipher: cipher)
         } catch {
             report(error)
             return nil
@@ -246,5 +254,5 @@ extension Store {
 /// What a read found under the lock: the cached value, or what to decode outside it.
 private enum CacheLookup<Value> {
     case cached(Value, DefaultsError?)
-    case decode(Cell, UInt64, StoredValue, Origin, secret: Bool)
+    case decode(Cell, UInt64, StoredValue, Origin, secret: Bool, cipher: SecretCipher)
 }

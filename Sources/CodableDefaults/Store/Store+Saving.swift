@@ -118,7 +118,7 @@ extension Store {
         _ changes: inout [Written], _ members: inout [MemberChange], reverted: inout Set<MemberName>
     ) -> DefaultsError? {
         guard members.contains(where: \.secret) else { return nil }
-        let cipher = secrets.withLock { $0 }
+        let cipher = self.cipher
         var refused: [(Cell, UInt64?)] = []
         var firstError: DefaultsError?
         for index in members.indices.reversed() where members[index].secret {

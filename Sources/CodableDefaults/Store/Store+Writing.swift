@@ -68,7 +68,7 @@ extension Store {
     ///
     /// - Throws: ``DefaultsError/Code-swift.struct/encryptionKeyMissing`` naming the key.
     func checkSealable(_ name: String) throws(DefaultsError) {
-        guard secrets.withLock({ $0.key == nil }) else { return }
+        guard cipher.key == nil else { return }
         let sealed = state.withLock { state in
             state.existingCell(named: name).map { $0.saved.map(SecretCipher.isEnvelope) == true || $0.stored.isSealed }
         }

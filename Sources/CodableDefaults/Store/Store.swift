@@ -49,9 +49,9 @@ package final class Store: Sendable {
     let minKeyLength: Int
     /// The state.
     let state = Locked(StoreState())
-    /// How secret values are sealed and opened: with the key of ``Defaults/Options/encryptionKey``, read by
-    /// ``load()`` (no key before, or without one).
-    let secrets = Locked(SecretCipher(key: nil))
+    /// How secret values are sealed and opened now (``StoreState/cipher``): with the key of
+    /// ``Defaults/Options/encryptionKey``, read by ``load()`` (no key before, or without one).
+    var cipher: SecretCipher { state.withLock { $0.cipher } }
     /// Serializes the storage's calls: saves, reloads, outside-change checks, modify (see ``SaveLock``).
     let saveLock: SaveLock
     /// Where background work runs: the save timer, outside-change checks, merge notifications.
@@ -100,7 +100,7 @@ package final class Store: Sendable {
     package func load() throws(DefaultsError) {
         if let source = options.encryptionKey {
             let key = try source.load()
-            secrets.withLock { $0 = SecretCipher(key: key) }
+            state.withLock { $0.setCipher(SecretCipher(key: key)) }
         }
         let members = try storage.open(reporting: report)
         if let members { _ = state.withLock { $0.takeIn(snapshot: members) } }

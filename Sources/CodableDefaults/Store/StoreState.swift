@@ -21,6 +21,16 @@ struct StoreState {
     var errors = ErrorState()
     /// The `.afterIdle` save timer.
     var timer = SaveTimer()
+    /// How secret values are sealed and opened (``Defaults/Options/encryptionKey``): kept with the values, so that a
+    /// read takes a value and the key that opens it in one critical section, whatever a rotation does meanwhile.
+    private(set) var cipher = SecretCipher(key: nil)
+
+    /// Makes `cipher` the store's, and makes every sealed value's decoded cache stale (its version bumped), so that a
+    /// read opens it with the new key: a read that failed without the key, or with another, is not served again.
+    mutating func setCipher(_ cipher: SecretCipher) {
+        self.cipher = cipher
+        for cell in members.cells.values where cell.stored.isSealed { cell.version &+= 1 }
+    }
 
     /// The cell for `name`, made on first use (from its member in ``MemberState/base`` when it has one).
     @inline(__always)
