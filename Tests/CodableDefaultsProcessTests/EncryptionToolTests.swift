@@ -40,9 +40,10 @@ import Testing
         #expect(!(try workFiles(sandbox)).contains(secret))
         #expect(try sandbox.text("s.json").contains("\"token\": \"cdenc:1:"))
 
-        // Read without --show-secrets: refused as any secret; with it and the key (option or variable): the value.
+        // Read without --show-secrets: the encrypted text; with it and the key (option or variable): the value.
         let hidden = try await sandbox.run(["read", "s.json", "token", "--encryption-key", "a.key"])
-        #expect(hidden.status == 1 && !hidden.stdout.contains(secret) && !hidden.stderr.contains(secret))
+        #expect(hidden.status == 0 && hidden.stdout.hasPrefix("\"cdenc:1:"), "\(hidden.stderr)")
+        #expect(!hidden.stdout.contains(secret) && !hidden.stderr.contains(secret))
         let shown = try await sandbox.run(["read", "s.json", "token", "--show-secrets", "--encryption-key", "a.key"])
         #expect(shown.status == 0 && shown.stdout == "\"\(secret)\"\n", "\(shown.stderr)")
         let fromVariable = try await sandbox.run(
@@ -109,12 +110,91 @@ import Testing
             "read", "s.json", "apiToken", "--show-secrets", "--encryption-key", "a.key",
         ])
         #expect(withOld.status == 4 && withOld.stderr.contains("key whose id is"))
-        // rekey with the wrong old key writes nothing.
+        // Run again (a rotation finished, or cut short and resumed): what NEW sealed already is kept as it is.
         let unchanged = try sandbox.bytes("s.json")
-        let wrongOld = try await sandbox.run(
+        let again = try await sandbox.run(
             ["rekey", "s.json", "--encryption-key", "a.key", "--new-encryption-key", "b.key"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try sandbox.bytes("s.json") == unchanged)
+        // A value the old key does not open (sealed with NEW, rotating to OLD with OLD): nothing is written.
+        let wrongOld = try await sandbox.run(
+            ["rekey", "s.json", "--encryption-key", "a.key", "--new-encryption-key", "a.key"])
         #expect(wrongOld.status == 4)
         #expect(try sandbox.bytes("s.json") == unchanged)
         #expect(!(try workFiles(sandbox)).contains(secret))
+    }
+
+    @Test func editShowsTheEncryptedTextAndKeepsTheValue() async throws {
+        let sandbox = try sandbox()
+        try await sandbox.expectSuccess(
+            ["write", "s.json", "token", "--string", secret, "--secret", "--encryption-key", "a.key"])
+        try await sandbox.expectSuccess(["write", "s.json", "volume", "0.5"])
+        let before = try sandbox.text("s.json")
+        // The editor records the copy it is given, then changes the plain value only.
+        let seen = sandbox.root.appendingPathComponent("seen").path
+        let script = sandbox.root.appendingPathComponent("edit.sh")
+        try Data("cat \"$1\" > '\(seen)'\nsed -i 's/0.5/0.75/' \"$1\"\n".utf8).write(to: script)
+        let edited = try await sandbox.run(
+            ["edit", "s.json"], environment: ["VISUAL": "", "EDITOR": "sh \(script.path)"])
+        #expect(edited.status == 0, "\(edited.stderr)")
+        let copy = try sandbox.text(at: URL(fileURLWithPath: seen))
+        #expect(copy.contains("cdenc:1:") && !copy.contains(secret))
+        let after = try sandbox.text("s.json")
+        #expect(after.contains("\"volume\": 0.75"))
+        let line = { (text: String) in text.split(separator: "\n").first { $0.contains("\"token\"") } }
+        #expect(line(after) == line(before))
+        let read = try await sandbox.run(["read", "s.json", "token", "--show-secrets", "--encryption-key", "a.key"])
+        #expect(read.stdout == "\"\(secret)\"\n", "\(read.stderr)")
+    }
+
+    @Test func showingOrChangingAnEncryptedValueNeedsTheKeyWithLayersAndDryRunsToo() async throws {
+        let sandbox = try sandbox()
+        try await sandbox.expectSuccess(
+            ["write", "s.json", "token", "--string", secret, "--secret", "--encryption-key", "a.key"])
+        try await sandbox.expectSuccess(
+            ["write", "s.json", "list", "[1]", "--secret", "--encryption-key", "a.key"])
+        try sandbox.create("fallback.json", #"{"other": 1}"#)
+        for arguments in [
+            ["read", "s.json", "token", "--show-secrets", "--fallback", "fallback.json"],
+            ["export", "s.json", "--show-secrets", "--fallback", "fallback.json"],
+            ["write", "s.json", "--dry-run", "list", "-array-add", "2"],
+        ] {
+            let result = try await sandbox.run(arguments)
+            #expect(result.status == 4, "\(arguments): \(result.stdout) \(result.stderr)")
+            #expect(result.stderr.contains("encrypt") && !result.stdout.contains("cdenc"), "\(arguments)")
+        }
+        // With the key, the dry run and the real update read the value decrypted.
+        let dry = try await sandbox.run(
+            ["write", "s.json", "--dry-run", "--encryption-key", "a.key", "list", "-array-add", "2"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        try await sandbox.expectSuccess(["write", "s.json", "--encryption-key", "a.key", "list", "-array-add", "2"])
+        let list = try await sandbox.run(["read", "s.json", "list", "--show-secrets", "--encryption-key", "a.key"])
+        #expect(list.stdout == "[1,\"2\"]\n", "\(list.stderr)")
+
+        // One value encrypted twice differs in its text only: with the key, diff finds no difference.
+        try await sandbox.expectSuccess(["export", "s.json", "copy.json"])
+        try await sandbox.expectSuccess(
+            ["write", "s.json", "token", "--string", secret, "--encryption-key", "a.key"])
+        #expect(try sandbox.text("s.json") != sandbox.text("copy.json"))
+        let same = try await sandbox.run(["diff", "s.json", "copy.json", "--encryption-key", "a.key"])
+        #expect(same.status == 0 && same.stdout.isEmpty, "\(same.stdout) \(same.stderr)")
+
+        // edit with the key: the copy shows the encrypted text; replacing it with a value stores that value
+        // encrypted, with no false conflict.
+        let script = sandbox.root.appendingPathComponent("edit.sh")
+        try Data("sed -i 's/\"list\": \"[^\"]*\"/\"list\": [9]/' \"$1\"\n".utf8).write(to: script)
+        let edited = try await sandbox.run(
+            ["edit", "s.json", "--encryption-key", "a.key"], environment: ["VISUAL": "", "EDITOR": "sh \(script.path)"])
+        #expect(edited.status == 0, "\(edited.stderr)")
+        let after = try await sandbox.run(["read", "s.json", "list", "--show-secrets", "--encryption-key", "a.key"])
+        #expect(after.stdout == "[9]\n", "\(after.stderr)")
+        #expect(try sandbox.text("s.json").contains("\"list\": \"cdenc:1:"))
+        // Without the key, the same edit is refused and nothing changes.
+        let before = try sandbox.bytes("s.json")
+        try Data("sed -i 's/\"list\": \"[^\"]*\"/\"list\": [7]/' \"$1\"\n".utf8).write(to: script)
+        let refused = try await sandbox.run(
+            ["edit", "s.json"], environment: ["VISUAL": "", "EDITOR": "sh \(script.path)"])
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(try sandbox.bytes("s.json") == before)
     }
 }

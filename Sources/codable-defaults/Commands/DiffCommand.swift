@@ -53,9 +53,13 @@ struct DiffCommand: ToolCommand {
         let opened = try tool.open(store)
         let otherStore = try tool.openToRead(other, encryptionKey: store.libraryEncryptionKey)
         try tool.learnSecrets(of: otherStore, schema: nil)
-        // A key secret in either store is secret in the diff.
+        // A key secret in either store is secret in the diff. With the key, encrypted values are compared decrypted
+        // (one value encrypted twice differs in its text only); they are printed as secrets either way.
+        var (from, to) = (opened, otherStore)
+        from.showsSecrets = opened.defaults.hasEncryptionKey
+        to.showsSecrets = otherStore.defaults.hasEncryptionKey
         let lines = DiffText.lines(
-            from: try tool.storedMembers(opened), to: try tool.storedMembers(otherStore),
+            from: try tool.storedMembers(from), to: try tool.storedMembers(to),
             isSecret: { opened.defaults.isSecret(forKey: $0) || otherStore.defaults.isSecret(forKey: $0) })
         try Output.print(lines.joined())
         // Text that is not JSON in etcd is no stored member, yet it is there: said, and the diff fails.

@@ -13,7 +13,7 @@ import Foundation
 /// as one atomic update of the keys it changed, merged per key with what other writers saved meanwhile.
 ///
 /// The copy is parsed by the library (a store file's strict JSON, its errors with line and column); a copy that
-/// does not parse can be edited again. Under the file's lock (``Tool/update(_:keys:_:)``), a changed key whose
+/// does not parse can be edited again. Under the file's lock (``Tool/update(_:keys:asEncryptedText:_:)``), a changed key whose
 /// stored value is no longer the one the copy was made from is a conflict: it keeps the other writer's value.
 struct EditCommand: ToolCommand {
     static let configuration = CommandConfiguration(
@@ -225,7 +225,8 @@ struct EditCommand: ToolCommand {
     private func apply(_ changes: [DiffText.Change], to opened: OpenedStore, _ tool: Tool) throws(ToolError) {
         var conflicts: [(change: DiffText.Change, current: JSONValue?)] = []
         do throws(ToolError) {
-            try tool.update(opened, keys: changes.map(\.key)) { values in
+            // The copy showed encrypted values as their encrypted text: they are compared and kept as such.
+            try tool.update(opened, keys: changes.map(\.key), asEncryptedText: true) { values in
                 conflicts = []
                 for (index, change) in changes.enumerated() {
                     if values[index] == change.old {

@@ -37,8 +37,11 @@ struct ReadCommand: ToolCommand {
 
     func run(in tool: Tool) throws(ToolError) {
         let opened = try tool.open(store)
-        // A secret key's value goes through the layered reads, which refuse or mask it (without --show-secrets).
-        let secret = key.map { opened.defaults.isSecret(forKey: $0) } ?? tool.holdsSecrets(opened)
+        // A secret key's value goes through the layered reads, which refuse or mask it (without --show-secrets); an
+        // encrypted one is printed as its encrypted text, as the whole store's read prints it.
+        let secret =
+            key.map { opened.defaults.isSecret(forKey: $0) && opened.defaults.encryptedText(forKey: $0) == nil }
+            ?? tool.holdsSecrets(opened)
         if store.layers.isEmpty && (!secret || store.layers.showSecrets) {
             try readStored(opened, tool)
         } else {

@@ -19,7 +19,9 @@ struct RekeyCommand: ToolCommand {
                 + "history marks secret, which are then encrypted even when stored in clear) and writes them "
                 + "encrypted with the key of --new-encryption-key NEW, in one atomic replacement of the file (one "
                 + "transaction in etcd): a crash at any point leaves every value readable with OLD or with NEW. A "
-                + "value OLD does not open exits with 4 and writes nothing. Prints the keys it wrote, one a line, as keys prints them. "
+                + "value NEW sealed already is kept, so a rotation cut short completes when run again; a value OLD "
+                + "does not open exits with 4 and writes nothing. Prints the keys of the secret values, one a line, "
+                + "as keys prints them. "
                 + "Without OLD (a store whose secrets rest in clear), it encrypts them with NEW.",
             "A key file holds 64 hexadecimal digits (openssl rand -hex 32), their base64, or the 32 bytes, and "
                 + "only its owner may read it (chmod 600).",

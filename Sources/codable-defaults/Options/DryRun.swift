@@ -3,7 +3,7 @@
 ///
 /// A command that declares it (``StoreGroups/dryRun``) takes it with its store (``StoreArguments/isDryRun``):
 /// ``Tool/open(_:writes:)`` keeps the stored members as they were opened (``OpenedStore/membersAsOpened``),
-/// ``Tool/save(_:)`` prints the difference and discards the changes instead of saving, and ``Tool/update(_:keys:_:)``
+/// ``Tool/save(_:)`` prints the difference and discards the changes instead of saving, and ``Tool/update(_:keys:asEncryptedText:_:)``
 /// computes the new values from the current ones in memory instead of taking the file's lock.
 enum DryRun {
     /// The option, as each command that writes lists it.

@@ -36,7 +36,18 @@ extension Tool {
         }
         guard effective.isSecret else { return effective.value }
         switch secrets {
-        case .shown: return effective.value
+        case .shown:
+            // A stored value that is encrypted: the library gives its text when the store has no key, and showing
+            // it is what was asked, not its text.
+            if case .stored = effective.source, !store.defaults.hasEncryptionKey,
+                store.defaults.encryptedText(forKey: key) != nil
+            {
+                throw ToolError(
+                    .badFile,
+                    "\(store.path): key \(KeyText.message(key)): the value is encrypted and no encryption key is "
+                        + "given (--encryption-key FILE, or $CODABLE_DEFAULTS_ENCRYPTION_KEY_FILE)")
+            }
+            return effective.value
         case .masked: return .string(Self.secretPlaceholder)
         case .refused: throw secretRefusal(store, key: key, source: effective.source)
         }

@@ -198,13 +198,31 @@ extension Tool {
     /// Under `--dry-run`, the lock is not taken and nothing is written: `body` gets the stored values as this run
     /// read them (``currentStoredValue(_:key:)``), what it leaves is set in memory, and ``save(_:)`` prints the
     /// difference and discards it.
+    ///
+    /// An encrypted value reaches `body` decrypted, which needs the key (else status 4, nothing written), unless
+    /// `asEncryptedText`: then as its encrypted text, which `body` may leave as it is (`edit`).
     func update(
-        _ store: OpenedStore, keys: [String], _ body: (inout [JSONValue?]) throws(ToolError) -> Void
+        _ store: OpenedStore, keys: [String], asEncryptedText: Bool = false,
+        _ body: (inout [JSONValue?]) throws(ToolError) -> Void
     ) throws(ToolError) {
         let defaults = store.defaults
         if store.isDryRun {
             var values: [JSONValue?] = []
-            for key in keys { values.append(try currentStoredValue(store, key: key)) }
+            for key in keys {
+                if let text = defaults.encryptedText(forKey: key) {
+                    if asEncryptedText {
+                        values.append(.string(text))
+                        continue
+                    }
+                    if !defaults.hasEncryptionKey {
+                        throw ToolError(
+                            .badFile,
+                            "\(store.path): key \(KeyText.message(key)): the value is encrypted and no encryption key "
+                                + "is given (--encryption-key FILE, or $CODABLE_DEFAULTS_ENCRYPTION_KEY_FILE)")
+                    }
+                }
+                values.append(try currentStoredValue(store, key: key))
+            }
             let before = values
             try body(&values)
             try checkSchema(store, changes: Self.changed(keys, from: before, to: values))
@@ -214,10 +232,15 @@ extension Tool {
             return try save(store)
         }
         do {
-            try defaults.modify(forKeys: keys) { values in
+            func transform(_ values: inout [JSONValue?]) throws {
                 let before = values
                 try body(&values)
                 try checkSchema(store, changes: Self.changed(keys, from: before, to: values), discarding: false)
+            }
+            if asEncryptedText {
+                try defaults.modifyShowingEncryptedText(forKeys: keys, transform)
+            } else {
+                try defaults.modify(forKeys: keys, transform)
             }
         } catch let error as ToolError {
             throw error
