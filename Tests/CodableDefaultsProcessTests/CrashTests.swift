@@ -47,7 +47,10 @@ import Testing
         var history = (records: Set<Int>(), torn: 0)
 
         for iteration in 0..<Self.kills {
-            let child = try ChildProcess(fixture, ["writer", url.path, "--seconds", "30"])
+            // The writer runs until it is killed (600 s bound its life if the test dies): on a loaded machine this task
+            // may wait long for a thread between the writer's start and the kill (a full run of the suite left it
+            // waiting over 30 s once, and a writer that ended on its own failed the test).
+            let child = try ChildProcess(fixture, ["writer", url.path, "--seconds", "600"])
             // Most kills land while the writer loops; one in eight lands while it starts up and opens the file.
             let early = Int.random(in: 0..<8) == 0
             var lines: [String] = []

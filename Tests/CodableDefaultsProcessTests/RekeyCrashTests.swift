@@ -36,7 +36,10 @@ import Testing
         var switched = 0
         for iteration in 0..<Self.kills {
             let order = [keyFiles[current].path, keyFiles[1 - current].path]
-            let child = try ChildProcess(fixture, ["rekey", url.path] + order + ["--seconds", "30"])
+            // The child runs until it is killed (600 s bound its life if the test dies): on a loaded machine this
+            // task may wait long for a thread between reading "ready" and the kill, and a child that ended on its
+            // own by then would test nothing. (A child left running is killed when its handle goes.)
+            let child = try ChildProcess(fixture, ["rekey", url.path] + order + ["--seconds", "600"])
             let first = try await child.readLine(timeout: 20)
             try #require(first == "ready", "iteration \(iteration): \(first ?? "no line")")
             usleep(UInt32.random(in: 0...20_000))
