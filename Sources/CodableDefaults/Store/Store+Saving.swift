@@ -113,7 +113,8 @@ extension Store {
     /// Seals the values of the secret members among `members` (and their `changes`) that are not sealed yet, with
     /// the store's key (outside the state's lock). Without a key, a secret is written in clear, unless its stored
     /// value was encrypted: that change is refused (removed from both lists, its cell reverted to the saved value
-    /// and added to `reverted`), never written in clear. Returns the first refusal's error.
+    /// and added to `reverted`; a cell set again since its value was encoded keeps that newer value, unsaved),
+    /// never written in clear. Returns the first refusal's error.
     private func seal(
         _ changes: inout [Written], _ members: inout [MemberChange], reverted: inout Set<MemberName>
     ) -> DefaultsError? {
@@ -139,7 +140,7 @@ extension Store {
         }
         guard !refused.isEmpty else { return nil }
         state.withLock { state in
-            for (cell, version) in refused where version == nil || cell.version == version {
+            for (cell, version) in refused where version != nil && cell.version == version {
                 cell.stored = cell.saved.map { .raw($0) } ?? .absent
                 cell.version &+= 1
                 cell.isDirty = false
