@@ -14,11 +14,9 @@ struct EtcdEncryptedSecretsTests {
     static let volume = Defaults.Key<Double>("volume", default: 0)
 
     /// A key file only its owner can read, holding `hex`.
-    func keyFile(_ directory: TemporaryDirectory, _ name: String, _ hex: String) -> URL {
+    func keyFile(_ directory: TemporaryDirectory, _ name: String, _ hex: String) throws -> URL {
         let url = directory.file(name)
-        #expect(
-            FileManager.default.createFile(
-                atPath: url.path, contents: Data(hex.utf8), attributes: [.posixPermissions: 0o600]))
+        try writeKeyFile(url, hex: hex)
         return url
     }
 
@@ -26,8 +24,8 @@ struct EtcdEncryptedSecretsTests {
         try await EtcdServer.with { server in
             let directory = try TemporaryDirectory()
             let urls = server.clientURLs.map { URL(string: $0)! }
-            let key = keyFile(directory, "a.key", String(repeating: "5e", count: 32))
-            let other = keyFile(directory, "b.key", String(repeating: "6f", count: 32))
+            let key = try keyFile(directory, "a.key", String(repeating: "5e", count: 32))
+            let other = try keyFile(directory, "b.key", String(repeating: "6f", count: 32))
             let copy = directory.file("copy.json")
             let options = Defaults.Options(encryptionKey: .file(key))
             let reports = Recorder<DefaultsError>()

@@ -14,10 +14,7 @@ import Testing
         for (name, hex) in [
             ("a.key", String(repeating: "3c", count: 32)), ("b.key", String(repeating: "4d", count: 32)),
         ] {
-            let path = sandbox.work.appendingPathComponent(name).path
-            #expect(
-                FileManager.default.createFile(
-                    atPath: path, contents: Data((hex + "\n").utf8), attributes: [.posixPermissions: 0o600]))
+            try writeKeyFile(sandbox.work.appendingPathComponent(name), hex: hex)
         }
         return sandbox
     }

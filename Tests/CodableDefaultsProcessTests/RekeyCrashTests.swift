@@ -25,9 +25,7 @@ import Testing
         var keyFiles: [URL] = []
         for (index, hex) in [String(repeating: "1a", count: 32), String(repeating: "2b", count: 32)].enumerated() {
             let file = dir.file("key\(index)")
-            #expect(
-                FileManager.default.createFile(
-                    atPath: file.path, contents: Data(hex.utf8), attributes: [.posixPermissions: 0o600]))
+            try writeKeyFile(file, hex: hex)
             keyFiles.append(file)
         }
         let secrets = (0..<10).map { Defaults.Key<String>("s\($0)", default: "", secret: true) }

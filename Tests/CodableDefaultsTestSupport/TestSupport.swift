@@ -65,6 +65,17 @@ package func openFresh(_ url: URL, saveMode: Defaults.SaveMode = .manual, option
     return Defaults(store: store, saveMode: saveMode, url: url)
 }
 
+/// Writes an encryption key file only its owner may read or write (mode 0600), holding `hex` (64 hexadecimal
+/// digits), as `openssl rand -hex 32 > FILE && chmod 600 FILE` makes one.
+///
+/// - Throws: An error naming the file when it cannot be made.
+package func writeKeyFile(_ url: URL, hex: String) throws {
+    guard
+        FileManager.default.createFile(
+            atPath: url.path, contents: Data((hex + "\n").utf8), attributes: [.posixPermissions: 0o600])
+    else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path]) }
+}
+
 /// The bytes of a file.
 package func bytes(_ url: URL) throws -> [UInt8] { Array(try Data(contentsOf: url)) }
 

@@ -23,9 +23,7 @@ import Testing
     /// A key file only its owner can read, holding `hex`.
     func keyFile(_ name: String, _ hex: String) throws -> URL {
         let url = directory.file(name)
-        let made = FileManager.default.createFile(
-            atPath: url.path, contents: Data(hex.utf8), attributes: [.posixPermissions: 0o600])
-        #expect(made)
+        try writeKeyFile(url, hex: hex)
         return url
     }
 
