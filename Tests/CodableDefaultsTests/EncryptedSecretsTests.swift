@@ -145,9 +145,11 @@ import Testing
         characters[characters.count - 3] = characters[characters.count - 3] == "A" ? "B" : "A"
         let tampered = String(characters)
         let truncated = String(sealed.dropLast(8))
+        let cutByOne = String(sealed.dropLast())
         let variants = [
             ("tampered.json", #"{"token":"\#(tampered)"}"#, "token"),
             ("truncated.json", #"{"token":"\#(truncated)"}"#, "token"),
+            ("cut-by-one.json", #"{"token":"\#(cutByOne)"}"#, "token"),
             ("moved.json", #"{"password":"\#(sealed)"}"#, "password"),
         ]
         for (name, contents, member) in variants {
@@ -228,10 +230,9 @@ import Testing
         let url = directory.file("settings.json")
         let note = Defaults.Key<String>("note", default: "")
         let defaults = quiet(try Defaults(url: url, saveMode: .immediate))
-        let short = "cdenc:1:0123456789abcdef:" + String(repeating: "A", count: 36)
         for text in [
             "cdenc:1:", "cdenc:1:0123456789abcdef:", "cdenc:x:0123456789abcdef:AAAA", "cdenc: hello",
-            "cdenc:1:0123456789abcdef:AAAA", short, short + "AAA",
+            "cdenc:1:0123456789ABCDEF:AAAA", "cdenc:1:0123456789abcdef:AA A",
         ] {
             try defaults.set(text, for: note)
             #expect(try openFresh(url).value(for: note) == text)
@@ -313,7 +314,8 @@ import Testing
         #expect(try openFresh(url, options: options(key)).value(for: Self.token) == "after-removal-in-clear")
     }
 
-    /// A second opening of a file in the process with a key gives the store that key (or is refused with another).
+    /// A second opening of a file in the process with a key gives the store that key when it has none; a store with
+    /// a key keeps it (its first opening's, or its last rotation's), as it keeps its other options.
     @Test func aLaterOpeningWithAKeyGivesItToTheStore() throws {
         let key = try keyFile("settings.key", keyHex)
         let other = try keyFile("other.key", otherKeyHex)
@@ -324,7 +326,44 @@ import Testing
         try defaults.save()
         #expect(!(try everyFile()).contains("hunter2"))
         #expect(try early.value(for: Self.token) == "hunter2")
-        #expect(throws: DefaultsError.self) { try Defaults(url: url, saveMode: .manual, options: options(other)) }
+        try defaults.reencryptSecrets(with: .file(other))
+        // Opened again as the program opens it, with its configured (now old) key, and with that key file gone.
+        let again = quiet(try Defaults(url: url, saveMode: .manual, options: options(key)))
+        #expect(try again.value(for: Self.token) == "hunter2")
+        try FileManager.default.removeItem(at: key)
+        #expect(
+            try quiet(Defaults(url: url, saveMode: .manual, options: options(key))).value(for: Self.token) == "hunter2")
+    }
+
+    /// A rotation writes a secret's unsaved removal, so the file keeps no value sealed with the old key.
+    @Test func aRotationWritesAnUnsavedRemovalOfASecret() throws {
+        let old = try keyFile("old.key", keyHex)
+        let new = try keyFile("new.key", otherKeyHex)
+        let url = directory.file("settings.json")
+        let defaults = quiet(try Defaults(url: url, saveMode: .manual, options: options(old)))
+        try defaults.set("hunter2", for: Self.token)
+        try defaults.set(0.5, for: Self.volume)
+        try defaults.save()
+        defaults.removeValue(forKey: "token")
+        #expect(try defaults.reencryptSecrets(with: .file(new)) == ["token"])
+        let object = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        #expect(object["token"] == nil && object["volume"] as? Double == 0.5)
+    }
+
+    /// An envelope given back that is another name's does not open under this one: refused, nothing written.
+    @Test func anEnvelopeMovedToAnotherNameByModifyIsRefused() throws {
+        let key = try keyFile("settings.key", keyHex)
+        let url = directory.file("settings.json")
+        let defaults = quiet(try Defaults(url: url, saveMode: .manual, options: options(key)))
+        try defaults.set("hunter2", for: Self.token)
+        try defaults.save()
+        let object = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let envelope = try #require(object["token"] as? String)
+        let before = try Data(contentsOf: url)
+        #expect(throws: DefaultsError.self) {
+            try defaults.modify(forKeys: ["other"]) { values in values[0] = .string(envelope) }
+        }
+        #expect(try Data(contentsOf: url) == before)
     }
 
     /// An envelope's text given back by `modify` (a backup restored) is kept, not sealed a second time.

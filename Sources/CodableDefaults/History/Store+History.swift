@@ -49,7 +49,7 @@ extension Store {
     /// written, under the locks (or, with `dryRun`, as the dry run finds them), and refuses the revert by throwing.
     ///
     /// - Throws: ``DefaultsError/Code-swift.struct/historyUnavailable`` when the history cannot say what a key
-    ///   held then; what ``modify(_:secretNames:as:resealing:opensSealed:_:)`` or `check` throws. Nothing is written then.
+    ///   held then; what ``modify(_:secretNames:as:resealing:opensSealed:namesUnderLock:_:)`` or `check` throws. Nothing is written then.
     func revert(
         _ names: Set<MemberName>?, to target: RevertTarget, dryRun: Bool = false,
         check: ((_ changes: [(name: String, new: [UInt8]?)]) throws -> Void)? = nil

@@ -41,6 +41,19 @@ extension Defaults {
         try modify(forKeys: names, secretNames: [], opensSealed: false, body)
     }
 
+    /// The stored value of `name` decrypted, when it is encrypted and opens with the store's key; `nil` otherwise
+    /// (not encrypted, nothing stored, no key, another key, changed): nothing is reported. Thread-safe.
+    package func decryptedValue(forKey name: String) -> JSONValue? {
+        guard let fragment = store.sealedValue(name) else { return nil }
+        let cipher = store.cipher
+        do {
+            let plain = try cipher.open(fragment, name: name, path: store.path)
+            return try JSONValue(parsing: String(decoding: plain, as: UTF8.self))
+        } catch {
+            return nil  // Not decryptable: the caller keeps the encrypted text, which is what rests.
+        }
+    }
+
     /// Whether the store was opened with an encryption key (``Options/encryptionKey``). Thread-safe.
     package var hasEncryptionKey: Bool {
         store.cipher.key != nil

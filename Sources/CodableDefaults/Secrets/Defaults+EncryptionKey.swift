@@ -148,26 +148,24 @@ extension Defaults {
 extension Store {
     /// See ``Defaults/reencryptSecrets(with:)``.
     func reencryptSecrets(with key: SecretKey) throws(DefaultsError) -> [String] {
-        let names: [String] = state.withLock { state in
-            state.makeAllCells()
-            return state.members.cells.values.filter { cell in
-                !cell.isReserved && cell.stored.isPresent
-                    && (cell.isSecret || cell.stored.isSealed || cell.saved.map(SecretCipher.isEnvelope) == true)
-            }.map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        }
-        guard names.count <= facts.maximumKeysPerUpdate else {
+        guard rotationNames().count <= facts.maximumKeysPerUpdate else {
             throw DefaultsError(
                 .invalidArgument,
-                "\(names.count) secret values are more than one update here takes (\(facts.maximumKeysPerUpdate)); "
+                "the secret values are more than one update here takes (\(facts.maximumKeysPerUpdate)); "
                     + "nothing was written", path: path)
         }
-        let cipher = SecretCipher(key: key)
-        guard !names.isEmpty else {
-            state.withLock { $0.setCipher(cipher) }
-            return []
-        }
+        var names: [String] = []
         do {
-            try modify(names, secretNames: Set(names), resealing: cipher) { _ in }
+            // The names are taken under the save lock, so that a secret saved meanwhile (sealed with the old key)
+            // is among them; a secret removed and not saved is too (its saved value is sealed): the rotation
+            // writes its removal, as any update writes the unsaved changes of its names.
+            try modify(
+                [], resealing: SecretCipher(key: key),
+                namesUnderLock: { [self] in
+                    names = rotationNames()
+                    return names
+                }
+            ) { _ in }
         } catch let error as DefaultsError {
             throw error
         } catch {
@@ -175,29 +173,33 @@ extension Store {
         }
         return names
     }
+
+    /// The names a rotation writes: every secret that has a value, stored or saved (declared secret, or sealed),
+    /// sorted by UTF-8 bytes.
+    private func rotationNames() -> [String] {
+        state.withLock { state in
+            state.makeAllCells()
+            return state.members.cells.values.filter { cell in
+                let sealedSaved = cell.saved.map(SecretCipher.isEnvelope) == true
+                return !cell.isReserved && (cell.stored.isPresent || sealedSaved)
+                    && (cell.isSecret || cell.stored.isSealed || sealedSaved)
+            }.map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        }
+    }
 }
 
 extension Store {
     /// Gives the store, opened before in this process, the key a later opening of its file names
-    /// (``Defaults/Options/encryptionKey``): a store without a key takes it (a library opened the file first without
-    /// one), and one with the same key keeps it.
+    /// (``Defaults/Options/encryptionKey``) when it has none (a library opened the file first without one). A store
+    /// with a key keeps it, as it keeps its other options: the first opening's, or its last rotation's; the later
+    /// opening's key is then not read.
     ///
-    /// - Throws: What reading the key throws; `invalidArgument` when the store has another key (a process encrypts a
-    ///   store with one key at a time).
+    /// - Throws: What reading the key throws.
     func adoptEncryptionKey(_ source: Defaults.EncryptionKey) throws(DefaultsError) {
+        guard cipher.key == nil else { return }
         let key = try source.load()
-        let other: String? = state.withLock { state in
-            if let current = state.cipher.key {
-                return current.id == key.id ? nil : current.id
-            }
-            state.setCipher(SecretCipher(key: key))
-            return nil
-        }
-        if let other {
-            throw DefaultsError(
-                .invalidArgument,
-                "the store is open in this process with another encryption key (id \(other)) than \(source) "
-                    + "(id \(key.id)); open it with one key, or rotate with reencryptSecrets(with:)", path: path)
+        state.withLock { state in
+            if state.cipher.key == nil { state.setCipher(SecretCipher(key: key)) }
         }
     }
 }

@@ -12,11 +12,14 @@ struct SecretCipher: Sendable {
     static func isEnvelope(_ fragment: [UInt8]) -> Bool { envelopeText(fragment) != nil }
 
     /// The text of the envelope `fragment` is the JSON string of, or `nil` when it is no envelope: a string that is
-    /// `cdenc:<digits>:<16 lowercase hex digits>:<base64>`, all of it, the base64 of at least a nonce, a tag and one
-    /// byte (40 characters, a multiple of 4), so that a string that only starts like one is a plain value. The
-    /// string may be spelled with escapes (`\/`, as some JSON writers put a slash): it is read as JSON.
+    /// `cdenc:<digits>:<16 lowercase hex digits>:` and one or more base64 characters, all of it. Such a string is
+    /// taken as an encrypted value whatever its length, so that one cut short or changed is an error, never a plain
+    /// value. The string may be spelled with escapes (`\/`, as some JSON writers put a slash): it is read as JSON.
     static func envelopeText(_ fragment: [UInt8]) -> String? {
-        guard fragment.count > marker.count + 20, fragment.first == 0x22, fragment.last == 0x22 else { return nil }
+        // `"c` or `"\` (an escape) first: any other value is no envelope, whatever its size.
+        guard fragment.count > marker.count + 20, fragment[0] == 0x22, fragment[1] == 0x63 || fragment[1] == 0x5C,
+            fragment.last == 0x22
+        else { return nil }
         guard fragment.contains(0x5C) else {
             return fragment.starts(with: marker) && isEnvelopeText(fragment.dropFirst().dropLast())
                 ? String(decoding: fragment.dropFirst().dropLast(), as: UTF8.self) : nil
@@ -36,7 +39,7 @@ struct SecretCipher: Sendable {
 
     /// Whether `text` (a string's UTF-8, without quotes or escapes) has an envelope's form.
     private static func isEnvelopeText(_ text: ArraySlice<UInt8>) -> Bool {
-        guard text.count > 26, text.starts(with: textMarker) else { return false }
+        guard text.count >= 26, text.starts(with: textMarker) else { return false }
         let end = text.endIndex
         var index = text.startIndex + textMarker.count
         let versionStart = index
@@ -49,7 +52,7 @@ struct SecretCipher: Sendable {
             return false
         }
         let sealed = text[(idEnd + 1)..<end]
-        guard sealed.count >= 40, sealed.count % 4 == 0 else { return false }
+        guard !sealed.isEmpty else { return false }
         for byte in sealed {
             switch byte {
             case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x2B, 0x2F, 0x3D: continue

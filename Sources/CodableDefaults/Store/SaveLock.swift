@@ -11,7 +11,7 @@
 /// before the store's state lock and held across storage I/O (and, for a file, around the lock file, which
 /// ``DurableFile`` takes inside it).
 ///
-/// A ``Store/modify(_:secretNames:as:resealing:opensSealed:_:)`` holds it while its closure runs. When that closure (on that thread) calls
+/// A ``Store/modify(_:secretNames:as:resealing:opensSealed:namesUnderLock:_:)`` holds it while its closure runs. When that closure (on that thread) calls
 /// what needs the lock again, waiting would never end: the call is refused with
 /// ``DefaultsError/Code-swift.struct/reentrantCall``. Any other thread waits. Uncontended, taking it costs one
 /// `trylock`.

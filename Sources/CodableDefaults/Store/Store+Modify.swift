@@ -27,9 +27,13 @@ extension Store {
     ///
     /// With `opensSealed` false, the closure gets a sealed value as it rests (its envelope's JSON string) and may
     /// give it back so: what the command-line tool's `edit` needs, which shows the encrypted text.
+    ///
+    /// With `namesUnderLock`, the names are the ones it gives once the save lock is held (a rotation's, which must
+    /// see every value saved before it), not `names`.
     func modify<Result>(
         _ names: [String], secretNames: Set<String> = [], as kind: Defaults.HistoryEntry.Kind = .save,
-        resealing: SecretCipher? = nil, opensSealed: Bool = true, _ body: (inout [[UInt8]?]) throws -> Result
+        resealing: SecretCipher? = nil, opensSealed: Bool = true, namesUnderLock: (() -> [String])? = nil,
+        _ body: (inout [[UInt8]?]) throws -> Result
     ) throws -> Result {
         var changed = Set<MemberName>()
         var merged = Set<MemberName>()
@@ -37,8 +41,8 @@ extension Store {
         if !secretNames.isEmpty { markSecret(secretNames) }
         let outcome = try saveLock.whileModifying {
             modifyHoldingLock(
-                names, secretNames, kind, resealing, opensSealed, body, changed: &changed, merged: &merged,
-                historyFailure: &historyFailure)
+                namesUnderLock?() ?? names, secretNames, kind, resealing, opensSealed, body, changed: &changed,
+                merged: &merged, historyFailure: &historyFailure)
         }
         if let historyFailure { report(historyFailure) }
         merged.subtract(changed)
@@ -50,7 +54,7 @@ extension Store {
         return try outcome.get()
     }
 
-    /// The body of ``modify(_:secretNames:as:resealing:opensSealed:_:)``, with the save lock held.
+    /// The body of ``modify(_:secretNames:as:resealing:opensSealed:namesUnderLock:_:)``, with the save lock held.
     private func modifyHoldingLock<Result>(
         _ names: [String], _ secretNames: Set<String>, _ kind: Defaults.HistoryEntry.Kind,
         _ resealing: SecretCipher?, _ opensSealed: Bool, _ body: (inout [[UInt8]?]) throws -> Result,
@@ -58,6 +62,13 @@ extension Store {
         merged: inout Set<MemberName>,
         historyFailure: inout DefaultsError?
     ) -> Swift.Result<Result, any Error> {
+        if names.isEmpty {
+            // Nothing to read or write: the closure runs on no values, and a rotation's key becomes the store's.
+            var none: [[UInt8]?] = []
+            let result = Swift.Result { try body(&none) }
+            if let resealing { state.withLock { $0.setCipher(resealing) } }
+            return result
+        }
         var result: Swift.Result<Result, any Error>?
         var seen: [(cell: Cell, version: UInt64, old: [UInt8]?)] = []
         var new: [[UInt8]?] = []
@@ -107,10 +118,13 @@ extension Store {
                 // before it runs, and nothing is written. A rotation keeps what its new key sealed already (a store
                 // some of whose values a rotation cut short, or a writer with the new key, sealed so).
                 resealedAlready = names.map { _ in false }
+                let asStored = fragments
                 for index in fragments.indices {
                     guard let value = fragments[index], SecretCipher.isEnvelope(value) else { continue }
                     secret[index] = true
-                    if let newID = resealing?.key?.id, SecretCipher.keyID(ofEnvelope: value) == newID {
+                    if let resealing, let newID = resealing.key?.id, SecretCipher.keyID(ofEnvelope: value) == newID {
+                        // Kept only if it opens, under its name, with the new key.
+                        _ = try resealing.open(value, name: names[index], path: path)
                         resealedAlready[index] = true
                         continue
                     }
@@ -131,13 +145,20 @@ extension Store {
                 isWritten = names.indices.map {
                     new[$0] != old[$0] || (resealing != nil && secret[$0] && !resealedAlready[$0])
                 }
-                for index in names.indices where secret[index] && isWritten[index] {
-                    // Sealed with the key; without one, in clear unless the value was sealed (then refused). A value
-                    // the closure gave sealed already (an envelope's text) is kept as it is.
+                for index in names.indices where isWritten[index] {
+                    guard let value = new[index] else { continue }
                     let sealing = resealing ?? cipher
-                    guard let value = new[index], !SecretCipher.isEnvelope(value),
-                        sealing.key != nil || sealedBefore[index]
-                    else { continue }
+                    if SecretCipher.isEnvelope(value) {
+                        // An envelope the closure gave (a backup's text): kept as it is when it is the stored one,
+                        // else only if it opens under this name (when the key is at hand to tell).
+                        if value != asStored[index], sealing.key != nil {
+                            _ = try sealing.open(value, name: names[index], path: path)
+                        }
+                        secret[index] = true
+                        continue
+                    }
+                    // A secret is sealed with the key; without one, in clear unless the value was sealed (refused).
+                    guard secret[index], sealing.key != nil || sealedBefore[index] else { continue }
                     stored[index] = try sealing.seal(value, name: names[index], path: path)
                 }
             } catch {
@@ -165,7 +186,8 @@ extension Store {
                 // A set made meanwhile (plain sets do not wait for the save lock) comes after this update.
                 guard cell.version == version else { continue }
                 if new[index] == old {
-                    // Resealed, the same value: its decoded cache stays, and no observer is told.
+                    // Resealed, the same value: no observer is told (the new key's ``StoreState/setCipher(_:)`` makes the
+                    // decoded cache open it once again).
                     if let sealed = stored[index], !cell.isDirty { cell.stored = .raw(sealed) }
                     continue
                 }

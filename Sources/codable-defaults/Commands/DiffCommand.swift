@@ -53,18 +53,37 @@ struct DiffCommand: ToolCommand {
         let opened = try tool.open(store)
         let otherStore = try tool.openToRead(other, encryptionKey: store.libraryEncryptionKey)
         try tool.learnSecrets(of: otherStore, schema: nil)
-        // A key secret in either store is secret in the diff. With the key, encrypted values are compared decrypted
-        // (one value encrypted twice differs in its text only); they are printed as secrets either way.
-        var (from, to) = (opened, otherStore)
-        from.showsSecrets = opened.defaults.hasEncryptionKey
-        to.showsSecrets = otherStore.defaults.hasEncryptionKey
+        // A key secret in either store is secret in the diff; its values are printed as secrets either way.
+        var (from, to) = (try tool.storedMembers(opened), try tool.storedMembers(otherStore))
+        Self.decryptWhereBothAreEncrypted(&from, opened, &to, otherStore)
         let lines = DiffText.lines(
-            from: try tool.storedMembers(from), to: try tool.storedMembers(to),
+            from: from, to: to,
             isSecret: { opened.defaults.isSecret(forKey: $0) || otherStore.defaults.isSecret(forKey: $0) })
         try Output.print(lines.joined())
         // Text that is not JSON in etcd is no stored member, yet it is there: said, and the diff fails.
         let unreadable = opened.defaults.unreadableValues().map(\.description)
         if !unreadable.isEmpty { throw ToolError(.badFile, unreadable.joined(separator: "\n")) }
         if !lines.isEmpty { throw ToolError(.failure, nil) }
+    }
+
+    /// Replaces, in both lists, the encrypted text of a key encrypted in both stores by its value, when both open
+    /// with the key given: one value encrypted twice differs in its text only. A key encrypted on one side only, or
+    /// one whose values do not open (encrypted with other keys), keeps its texts, and so differs.
+    private static func decryptWhereBothAreEncrypted(
+        _ from: inout [(key: String, value: JSONValue)], _ fromStore: OpenedStore,
+        _ to: inout [(key: String, value: JSONValue)], _ toStore: OpenedStore
+    ) {
+        guard fromStore.defaults.hasEncryptionKey else { return }
+        for index in from.indices {
+            let key = from[index].key
+            guard fromStore.defaults.encryptedText(forKey: key) != nil,
+                toStore.defaults.encryptedText(forKey: key) != nil,
+                let other = to.firstIndex(where: { $0.key.utf8.elementsEqual(key.utf8) }),
+                let mine = fromStore.defaults.decryptedValue(forKey: key),
+                let theirs = toStore.defaults.decryptedValue(forKey: key)
+            else { continue }
+            from[index].value = mine
+            to[other].value = theirs
+        }
     }
 }
