@@ -180,9 +180,8 @@ extension Store {
         state.withLock { state in
             state.makeAllCells()
             return state.members.cells.values.filter { cell in
-                let sealedSaved = cell.saved.map(SecretCipher.isEnvelope) == true
-                return !cell.isReserved && (cell.stored.isPresent || sealedSaved)
-                    && (cell.isSecret || cell.stored.isSealed || sealedSaved)
+                !cell.isReserved && cell.isSecretOrSealed
+                    && (cell.stored.isPresent || cell.saved.map(SecretCipher.isEnvelope) == true)
             }.map(\.name).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         }
     }

@@ -76,6 +76,13 @@ final class Cell {
     /// history then records that it changed, never its values.
     var isSecret = false
 
+    /// Whether the value held or last saved is sealed (``SecretCipher``): the name's value rests encrypted, so
+    /// a new one is sealed too, whatever declared the name secret.
+    var holdsSealedValue: Bool { stored.isSealed || saved.map(SecretCipher.isEnvelope) == true }
+
+    /// Whether the name is secret for the store: declared or marked so (``isSecret``), or its value sealed.
+    var isSecretOrSealed: Bool { isSecret || holdsSealedValue }
+
     init(name: String) {
         self.name = name
         self.isReserved = name == Defaults.schemaVersionKey

@@ -91,11 +91,8 @@ extension Store {
                     takenIn = state.takeIn(outside)
                 }
                 // Read anew in each attempt: a retried transform must not add to the last attempt's.
-                sealedBefore = names.map { name in
-                    let cell = state.cell(named: name)
-                    return cell.stored.isSealed || cell.saved.map(SecretCipher.isEnvelope) == true
-                }
-                secret = names.indices.map { state.cell(named: names[$0]).isSecret || sealedBefore[$0] }
+                sealedBefore = names.map { state.cell(named: $0).holdsSealedValue }
+                secret = names.map { state.cell(named: $0).isSecretOrSealed }
                 return names.map { name in
                     let cell = state.cell(named: name)
                     return (cell, cell.version, cell.stored, cell.isDirty)

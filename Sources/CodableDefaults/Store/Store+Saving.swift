@@ -53,8 +53,7 @@ extension Store {
                 }
                 changes.append(written)
                 // A name whose stored value is encrypted stays so, whatever declared it secret.
-                let secret = cell.isSecret || cell.saved.map(SecretCipher.isEnvelope) == true
-                members.append(MemberChange(name: cell.name, value: written.value, secret: secret))
+                members.append(MemberChange(name: cell.name, value: written.value, secret: cell.isSecretOrSealed))
             }
             return (changes, members)
         }
@@ -125,7 +124,7 @@ extension Store {
         for index in members.indices.reversed() where members[index].secret {
             guard let value = members[index].value, !SecretCipher.isEnvelope(value) else { continue }
             let cell = changes[index].cell
-            let wasEncrypted = state.withLock { _ in cell.saved.map(SecretCipher.isEnvelope) == true }
+            let wasEncrypted = state.withLock { _ in cell.holdsSealedValue }
             guard cipher.key != nil || wasEncrypted else { continue }
             do throws(DefaultsError) {
                 let sealed = try cipher.seal(value, name: members[index].name, path: path)

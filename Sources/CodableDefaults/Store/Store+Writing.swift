@@ -68,11 +68,10 @@ extension Store {
     ///
     /// - Throws: ``DefaultsError/Code-swift.struct/encryptionKeyMissing`` naming the key.
     func checkSealable(_ name: String) throws(DefaultsError) {
-        guard cipher.key == nil else { return }
-        let sealed = state.withLock { state in
-            state.existingCell(named: name).map { $0.saved.map(SecretCipher.isEnvelope) == true || $0.stored.isSealed }
+        let refused = state.withLock { state in
+            state.cipher.key == nil && state.existingCell(named: name)?.holdsSealedValue == true
         }
-        guard sealed == true else { return }
+        guard refused else { return }
         throw DefaultsError(
             .encryptionKeyMissing,
             "the stored value is encrypted and the store was opened without an encryption key "
@@ -296,10 +295,7 @@ extension Store {
     /// Whether `name` is secret for this store: a key declared so, a name marked so (``markSecret(_:)``, the
     /// history), or one whose stored value is sealed (``SecretCipher``).
     func isSecret(_ name: String) -> Bool {
-        state.withLock { state in
-            guard let cell = state.existingCell(named: name) else { return false }
-            return cell.isSecret || cell.stored.isSealed || cell.saved.map(SecretCipher.isEnvelope) == true
-        }
+        state.withLock { $0.existingCell(named: name)?.isSecretOrSealed ?? false }
     }
 
     /// The stored value of `name` as it rests when it is sealed (the envelope's JSON string), else `nil`.

@@ -42,10 +42,7 @@ extension Tool {
             if case .stored = effective.source, !store.defaults.hasEncryptionKey,
                 store.defaults.encryptedText(forKey: key) != nil
             {
-                throw ToolError(
-                    .badFile,
-                    "\(store.path): key \(KeyText.message(key)): the value is encrypted and no encryption key is "
-                        + "given (--encryption-key FILE, or $CODABLE_DEFAULTS_ENCRYPTION_KEY_FILE)")
+                throw Self.noEncryptionKey(store, key: key)
             }
             return effective.value
         case .masked: return .string(Self.secretPlaceholder)

@@ -44,6 +44,14 @@ extension Tool {
         }
     }
 
+    /// The error (status 4) of an encrypted value of `key` a command needs decrypted, with no key given.
+    static func noEncryptionKey(_ store: OpenedStore, key: String) -> ToolError {
+        ToolError(
+            .badFile,
+            "\(store.path): key \(KeyText.message(key)): the value is encrypted and no encryption key is given "
+                + "(--encryption-key FILE, or $\(StoreArguments.encryptionKeyVariable))")
+    }
+
     /// Whether `store` holds a stored value of a secret key (``learnSecrets(of:schema:)``) in clear: an encrypted
     /// one may be printed and exported as its encrypted text.
     func holdsSecrets(_ store: OpenedStore) -> Bool {

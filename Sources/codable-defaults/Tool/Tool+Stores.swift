@@ -214,12 +214,7 @@ extension Tool {
                         values.append(.string(text))
                         continue
                     }
-                    if !defaults.hasEncryptionKey {
-                        throw ToolError(
-                            .badFile,
-                            "\(store.path): key \(KeyText.message(key)): the value is encrypted and no encryption key "
-                                + "is given (--encryption-key FILE, or $CODABLE_DEFAULTS_ENCRYPTION_KEY_FILE)")
-                    }
+                    if !defaults.hasEncryptionKey { throw Self.noEncryptionKey(store, key: key) }
                 }
                 values.append(try currentStoredValue(store, key: key))
             }
