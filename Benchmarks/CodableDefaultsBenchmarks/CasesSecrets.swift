@@ -63,22 +63,19 @@ enum SecretCases {
             guard try secretStore.value(for: secret) == plainStore[plain] else {
                 throw BenchmarkError("secret-1k: the two stores do not hold the same value")
             }
-            reads.figures.append(
-                Figure(
-                    contender: "cached read of a secret value",
-                    stats: measureRepeated(context.scale.fast) { count in
-                        var total = 0
-                        for _ in 0..<count { total &+= secretStore[secret].utf8.count }
-                        blackHole(total)
-                    }))
-            reads.figures.append(
-                Figure(
-                    contender: "cached read of a plain value",
-                    stats: measureRepeated(context.scale.fast) { count in
-                        var total = 0
-                        for _ in 0..<count { total &+= plainStore[plain].utf8.count }
-                        blackHole(total)
-                    }))
+            for (contender, store, key) in [
+                ("cached read of a secret value", secretStore, secret),
+                ("cached read of a plain value", plainStore, plain),
+            ] {
+                reads.figures.append(
+                    Figure(
+                        contender: contender,
+                        stats: measureRepeated(context.scale.fast) { count in
+                            var total = 0
+                            for _ in 0..<count { total &+= store[key].utf8.count }
+                            blackHole(total)
+                        }))
+            }
         }
         try result.computeRatios(against: "save() of a plain value")
         try result.goalAtMost(

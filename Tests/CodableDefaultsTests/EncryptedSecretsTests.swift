@@ -38,6 +38,23 @@ import Testing
         Defaults.Options(encryptionKey: key.map { .file($0) })
     }
 
+    /// The members of the store file at `url`, as `JSONSerialization` reads them.
+    func members(_ url: URL) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+    }
+
+    /// A store at `settings.json` opened with a key file, holding the secret `token` = "hunter2", saved; and the
+    /// text of its envelope as the file holds it.
+    func sealedStore() throws -> (defaults: Defaults, url: URL, key: URL, envelope: String) {
+        let key = try keyFile("settings.key", keyHex)
+        let url = directory.file("settings.json")
+        let defaults = quiet(try Defaults(url: url, saveMode: .manual, options: options(key)))
+        try defaults.set("hunter2", for: Self.token)
+        try defaults.save()
+        let envelope = try #require(try members(url)["token"] as? String)
+        return (defaults, url, key, envelope)
+    }
+
     /// Every byte of every file in the store's directory, as text.
     func everyFile() throws -> String {
         var text = ""
@@ -61,7 +78,7 @@ import Testing
         }
         let files = try everyFile()
         #expect(!files.contains("hunter2"))
-        let object = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let object = try members(url)
         #expect((object["token"] as? String)?.hasPrefix("cdenc:1:") == true)
         #expect((object["counter"] as? String)?.hasPrefix("cdenc:1:") == true)
         #expect(object["volume"] as? Double == 0.8)
@@ -90,7 +107,7 @@ import Testing
             try defaults.set("hunter2", for: Self.token)
         }
         let sealed = try #require(
-            (JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])?["token"] as? String)
+            members(url)["token"] as? String)
 
         // No key: a typed read throws, the subscript gives the default and reports; a set is refused; saving another
         // key keeps the sealed value byte for byte.
@@ -114,7 +131,7 @@ import Testing
         }
         try keyless.set(0.1, for: Self.volume)
         let afterOtherSave = try #require(
-            (JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])?["token"] as? String)
+            members(url)["token"] as? String)
         #expect(afterOtherSave == sealed)
         #expect(!(try everyFile()).contains("in clear"))
 
@@ -165,7 +182,7 @@ import Testing
             }
             #expect(try Data(contentsOf: file) == before, "\(name): a failed read changed the file")
             try defaults.set(0.3, for: Self.volume)
-            let after = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+            let after = try members(file)
             let beforeValue = (try JSONSerialization.jsonObject(with: before) as? [String: Any])?[member] as? String
             #expect(after[member] as? String == beforeValue)
         }
@@ -213,7 +230,7 @@ import Testing
             try defaults.set(0.9, for: Self.volume)
         }
         let sealed = try #require(
-            (JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])?["token"] as? String)
+            members(url)["token"] as? String)
         var migrating = options(key)
         migrating.migrations = [.init(to: 1) { values in values["loudness"] = values.removeValue(forKey: "volume") }]
         let copy = directory.file("copy.json")
@@ -221,7 +238,7 @@ import Testing
         let migrated = quiet(try openFresh(copy, options: migrating))
         #expect(try migrated.value(for: Self.token) == "hunter2")
         #expect(!(try everyFile()).contains("hunter2"))
-        let after = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: copy)) as? [String: Any])
+        let after = try members(copy)
         #expect(after["token"] as? String == sealed && after["loudness"] as? Double == 0.9)
         #expect(FileManager.default.fileExists(atPath: directory.file("copy.json.v0.bak").path))
     }
@@ -346,19 +363,13 @@ import Testing
         try defaults.save()
         defaults.removeValue(forKey: "token")
         #expect(try defaults.reencryptSecrets(with: .file(new)) == ["token"])
-        let object = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let object = try members(url)
         #expect(object["token"] == nil && object["volume"] as? Double == 0.5)
     }
 
     /// An envelope given back that is another name's does not open under this one: refused, nothing written.
     @Test func anEnvelopeMovedToAnotherNameByModifyIsRefused() throws {
-        let key = try keyFile("settings.key", keyHex)
-        let url = directory.file("settings.json")
-        let defaults = quiet(try Defaults(url: url, saveMode: .manual, options: options(key)))
-        try defaults.set("hunter2", for: Self.token)
-        try defaults.save()
-        let object = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
-        let envelope = try #require(object["token"] as? String)
+        let (defaults, url, _, envelope) = try sealedStore()
         let before = try Data(contentsOf: url)
         #expect(throws: DefaultsError.self) {
             try defaults.modify(forKeys: ["other"]) { values in values[0] = .string(envelope) }
@@ -368,13 +379,7 @@ import Testing
 
     /// An envelope's text given back by `modify` (a backup restored) is kept, not sealed a second time.
     @Test func anEnvelopeGivenBackByModifyIsKept() throws {
-        let key = try keyFile("settings.key", keyHex)
-        let url = directory.file("settings.json")
-        let defaults = quiet(try Defaults(url: url, saveMode: .manual, options: options(key)))
-        try defaults.set("hunter2", for: Self.token)
-        try defaults.save()
-        let object = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
-        let envelope = try #require(object["token"] as? String)
+        let (defaults, url, key, envelope) = try sealedStore()
         try defaults.modify(forKeys: ["token"]) { values in values[0] = nil }
         try defaults.modify(forKeys: ["token"]) { values in values[0] = .string(envelope) }
         #expect(try openFresh(url, options: options(key)).value(for: Self.token) == "hunter2")
@@ -394,9 +399,9 @@ import Testing
             try byNew.set(7, for: counter)
         }
         // One file holding the token sealed with the old key and the counter with the new one.
-        var mixed = try #require(JSONSerialization.jsonObject(with: Data(contentsOf: oldFile)) as? [String: Any])
+        var mixed = try members(oldFile)
         mixed["counter"] =
-            (try JSONSerialization.jsonObject(with: Data(contentsOf: newFile)) as? [String: Any])?["counter"]
+            try members(newFile)["counter"]
         let url = directory.file("mixed.json")
         try JSONSerialization.data(withJSONObject: mixed).write(to: url)
         let store = quiet(try openFresh(url, options: options(old)))
